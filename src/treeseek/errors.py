@@ -1,0 +1,67 @@
+"""The treeseek exception tree.
+
+Every error treeseek raises on purpose derives from :class:`TreeseekError`, so callers can catch
+one type. Each message says what went wrong and, where there is one, what to do about it.
+
+    TreeseekError
+    ├── ConfigError                 bad option, unknown provider, missing key
+    ├── StoreError                  the database cannot be opened or used
+    │   ├── SchemaError             the schema is newer than this treeseek, or a migration failed
+    │   └── TreeNotFound            no tree by that name
+    ├── NodeNotFound                no node with that id / path in the tree
+    ├── BuildError                  a tree could not be built (source missing, not a directory ...)
+    ├── PathError                   a path escapes the tree root or cannot be resolved
+    ├── LLMError                    the LLM provider failed after retries
+    │   └── LLMResponseError        the provider answered, but not with a usable rank call
+    └── RetrievalError              a retriever could not run (e.g. unsupported tree source)
+"""
+
+from __future__ import annotations
+
+
+class TreeseekError(Exception):
+    """Base class of every error treeseek raises on purpose."""
+
+
+class ConfigError(TreeseekError):
+    """An option, environment variable or config file value is invalid."""
+
+
+class StoreError(TreeseekError):
+    """The database cannot be opened, read or written."""
+
+
+class SchemaError(StoreError):
+    """The database schema is unknown to this version of treeseek."""
+
+
+class TreeNotFound(StoreError):
+    """No tree with the given name exists in the database."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"no tree named {name!r}; run `treeseek trees` to list the indexed trees")
+        self.name = name
+
+
+class NodeNotFound(TreeseekError):
+    """No node with the given id or path exists in the tree."""
+
+
+class BuildError(TreeseekError):
+    """A tree could not be built from its source."""
+
+
+class PathError(TreeseekError):
+    """A path escapes the tree root or cannot be matched to the index."""
+
+
+class LLMError(TreeseekError):
+    """The LLM provider failed (after retries)."""
+
+
+class LLMResponseError(LLMError):
+    """The provider answered, but the reply was not a usable `rank` tool call."""
+
+
+class RetrievalError(TreeseekError):
+    """A retriever could not run on this tree."""

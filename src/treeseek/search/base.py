@@ -1,0 +1,82 @@
+"""The retriever seam: ``retrieve(context, query, options) -> Result``.
+
+Strategies (beam, block, flat, ...) register by name in :mod:`treeseek.search.strategy`;
+``auto`` picks among them by the spec's rule.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from treeseek.llm.base import Navigator, Usage
+from treeseek.search.trace import Trace
+from treeseek.store.base import Store
+from treeseek.trees.model import TreeInfo
+
+
+@dataclass(frozen=True, slots=True)
+class QueryOptions:
+    strategy: str = "auto"  # "auto" | "beam" | "block" | "flat" | ...
+    k: int = 10  # final result limit
+    beam_width: int | None = None  # b; Block uses 1 when unset (spec), Beam uses 3
+    block_tokens: int = 4000  # tau: token budget of one block
+    ranker: str | None = None  # path ranker for ConstrainedPathOrder: None | "bm25" | "vector"
+    cache: bool = True  # block cache method
+    cache_current_block: bool = True
+    cache_subtree_block: bool = True
+    cache_window_tokens: int = 24000  # budget of the cache window of winning blocks
+    max_rounds: int = 12
+    max_depth: int | None = None  # Beam: defaults to the tree's max depth
+    include_content: bool = True
+    max_file_bytes: int = 64_000  # per-file content budget in the result
+    max_total_bytes: int = 400_000  # total content budget in the result
+
+
+@dataclass(slots=True)
+class FileHit:
+    node_id: str
+    path: str
+    content: str | None = None
+    score: float | None = None
+    truncated: bool = False  # content cut by the size budget
+    content_status: str = "stored"
+    evidence: dict[str, Any] = field(default_factory=dict)  # e.g. best chunk, line span
+
+
+@dataclass(slots=True)
+class Result:
+    files: list[FileHit]
+    strategy: str
+    navigator: str
+    trace: Trace
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "strategy": self.strategy,
+            "navigator": self.navigator,
+            "files": [asdict(f) for f in self.files],
+            "usage": asdict(self.usage),
+            "cost_usd": self.cost_usd,
+            "trace": self.trace.to_dict(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SearchContext:
+    """What a retriever may see: the store, one tree, and a navigator. Nothing else."""
+
+    store: Store
+    tree: TreeInfo
+    navigator: Navigator
+
+
+class Retriever(ABC):
+    name: str = "retriever"
+
+    @abstractmethod
+    def retrieve(self, ctx: SearchContext, query: str, options: QueryOptions) -> Result:
+        """Return at most ``options.k`` files for ``query``, best first."""

@@ -1,0 +1,103 @@
+"""The Store protocol: everything persistent goes through it.
+
+No SQL lives outside ``treeseek.store``. A store holds several trees; each tree's nodes, plus
+file contents shared by all trees (compressed, keyed by content hash, so identical files are
+stored once). Writes happen inside a :class:`TreeWriter` transaction: readers in other threads
+or processes keep seeing the previous version of the tree until the writer commits, and a
+writer that is interrupted (exception, kill) leaves the previous version intact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from treeseek.trees.model import Node, TreeInfo
+
+
+@dataclass(frozen=True, slots=True)
+class FileState:
+    """What the incremental indexer needs to know about a stored file to skip it.
+
+    ``signature`` is the cheap change detector of the source: ``"size:mtime_ns"`` for a
+    directory on disk, the blob id for a git tree. Equal signature means unchanged; otherwise
+    the content hash decides.
+    """
+
+    node_id: str
+    path: str
+    signature: str
+    content_hash: str | None
+
+
+@runtime_checkable
+class TreeWriter(Protocol):
+    """One atomic write of one tree. Obtained from :meth:`Store.write_tree`."""
+
+    def put_contents(self, items: Iterable[tuple[str, bytes]]) -> None:
+        """Store (content_hash, raw bytes) pairs; already-stored hashes are skipped."""
+
+    def upsert_nodes(self, nodes: Iterable[Node], signatures: Mapping[str, str]) -> None:
+        """Insert or replace nodes; ``signatures`` maps file node id -> source signature."""
+
+    def delete_nodes(self, node_ids: Iterable[str]) -> None:
+        """Remove nodes (and anything attached to them) by id."""
+
+    def set_info(self, info: TreeInfo) -> None:
+        """Record the tree's metadata (counts, depth, times)."""
+
+
+@runtime_checkable
+class Store(Protocol):
+    """Persistent trees and contents. SQLite is the embedded default."""
+
+    # -- trees ---------------------------------------------------------------------------
+    def trees(self) -> list[TreeInfo]: ...
+
+    def tree(self, name: str) -> TreeInfo:
+        """Metadata of one tree; raises :class:`~treeseek.errors.TreeNotFound`."""
+
+    def has_tree(self, name: str) -> bool: ...
+
+    def delete_tree(self, name: str) -> None:
+        """Remove a tree, its nodes, its derived rows and contents no other tree uses."""
+
+    def copy_tree(self, source: str, target: str) -> None:
+        """Duplicate a tree under a new name (contents are shared, not copied)."""
+
+    def write_tree(self, name: str) -> AbstractContextManager[TreeWriter]:
+        """Open an atomic write of tree ``name`` (created if missing)."""
+
+    # -- nodes ---------------------------------------------------------------------------
+    def root(self, tree: str) -> Node: ...
+
+    def node(self, tree: str, node_id: str) -> Node:
+        """One node; raises :class:`~treeseek.errors.NodeNotFound`."""
+
+    def nodes(self, tree: str, node_ids: Sequence[str]) -> list[Node]:
+        """Batched multi-get, in the order asked; unknown ids are skipped."""
+
+    def node_by_path(self, tree: str, path: str) -> Node | None: ...
+
+    def nodes_by_paths(self, tree: str, paths: Sequence[str]) -> dict[str, Node]: ...
+
+    def children(self, tree: str, node_id: str) -> list[Node]:
+        """Direct children in stored sibling order."""
+
+    def children_many(self, tree: str, node_ids: Sequence[str]) -> dict[str, list[Node]]: ...
+
+    def subtree(self, tree: str, path: str = "") -> Iterator[Node]:
+        """All nodes under ``path`` (inclusive), by a materialized-path range read."""
+
+    def file_states(self, tree: str) -> dict[str, FileState]:
+        """path -> FileState for every file node (for incremental indexing)."""
+
+    # -- contents ------------------------------------------------------------------------
+    def content(self, tree: str, node_id: str) -> bytes | None:
+        """The stored bytes of a file node, or None when the node has no content."""
+
+    def contents(self, hashes: Sequence[str]) -> dict[str, bytes]: ...
+
+    def close(self) -> None: ...
