@@ -1,0 +1,99 @@
+"""The code index layers (C0-C3) as data: what parsing a file produces.
+
+Parsing is a pure function of (path, bytes) -> :class:`FileCodeIndex`; storage, cross-file
+resolution and retrieval build on these types. Line numbers are 1-based and inclusive.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class ChunkType(StrEnum):
+    SYMBOL_BLOCK = "symbol_block"  # a function, class or method body
+    WINDOW = "window"  # 80-line windows with 15 lines overlap for the rest
+
+
+class SymbolKind(StrEnum):
+    CLASS = "class"
+    FUNCTION = "function"
+    METHOD = "method"
+    CONST = "const"
+
+
+class EdgeType(StrEnum):
+    IMPORTS = "imports"
+    CALLS = "calls"
+    INHERITS = "inherits"
+
+
+class Resolution(StrEnum):
+    RESOLVED = "resolved"  # destination symbol/module found in the tree
+    PARTIAL = "partial"  # only a reference string is known
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """C0: a source chunk."""
+
+    index: int  # chunk index within the file
+    type: ChunkType
+    start_line: int
+    end_line: int
+    text: str
+    symbol: str | None = None  # qualified name of the symbol block, if any
+
+
+@dataclass(frozen=True, slots=True)
+class Symbol:
+    """C1: a symbol of the catalog."""
+
+    qname: str  # qualified within the module: "Class.method"
+    name: str
+    kind: SymbolKind
+    start_line: int
+    end_line: int
+    signature: str = ""
+    decorators: tuple[str, ...] = ()
+    docstring: str | None = None
+    parent: str | None = None  # qname of the enclosing symbol
+    is_entry_candidate: bool = False
+    lang_payload: dict[str, Any] = field(default_factory=dict)  # async, visibility, ...
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """C2: a dependency edge as found in one file (before cross-file resolution)."""
+
+    type: EdgeType
+    src: str  # qname of the source symbol, or "" for module level
+    dst_ref: str  # the reference as written: "os.path.join", "UserService", "..models"
+    line: int
+    lang_payload: dict[str, Any] = field(default_factory=dict)  # callsite kind, alias, ...
+
+
+@dataclass(frozen=True, slots=True)
+class Entrypoint:
+    """C3: an HTTP route or CLI command."""
+
+    entry_type: str  # "http" | "cli"
+    framework: str  # "fastapi" | "flask" | "django" | "typer" | "click" | "argparse"
+    route_or_command: str
+    handler: str | None  # qname of the handler symbol (None for e.g. argparse parsers)
+    line: int
+    lang_payload: dict[str, Any] = field(default_factory=dict)  # methods, ...
+
+
+@dataclass(frozen=True, slots=True)
+class FileCodeIndex:
+    """Everything the code index knows about one file's content."""
+
+    language: str | None  # None: no grammar, window chunks only
+    module: str  # dotted module or unit name ("django.db.models.query")
+    chunks: tuple[Chunk, ...]
+    symbols: tuple[Symbol, ...] = ()
+    edges: tuple[Edge, ...] = ()
+    entrypoints: tuple[Entrypoint, ...] = ()
+    parse_error: str | None = None  # set when parsing failed and windows were used

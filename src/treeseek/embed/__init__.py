@@ -1,0 +1,1 @@
+"""Text embedders: installed models only, batched, cached by content hash by their callers."""
