@@ -1,0 +1,117 @@
+"""The git builder against a real bare repository made in the test."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from bare_repo import BareRepo
+
+from treeseek.errors import BuildError
+from treeseek.trees.git import GitTreeBuilder, resolve_commit
+from treeseek.trees.model import NodeType, TreeSource
+from treeseek.trees.source import SourceWarnings
+
+
+def _list(builder: GitTreeBuilder) -> tuple[dict[str, bytes], dict[str, str], SourceWarnings]:
+    warnings = SourceWarnings()
+    contents: dict[str, bytes] = {}
+    signatures: dict[str, str] = {}
+    for entry in builder.entries(warnings):
+        assert entry.type is NodeType.FILE
+        assert entry.read is not None and entry.signature is not None
+        contents[entry.path] = entry.read()
+        signatures[entry.path] = entry.signature
+        assert entry.size == len(contents[entry.path])
+    return contents, signatures, warnings
+
+
+def test_lists_each_commit_with_blob_ids_and_contents(bare_repo: BareRepo) -> None:
+    first = bare_repo.commit({"a.py": b"print(1)\n", "pkg/b.py": b"x = 2\n", "bin.dat": b"\0\1"})
+    second = bare_repo.commit({"pkg/b.py": b"x = 3\n", "a.py": None, "pkg/c/d.txt": b"d"})
+
+    with GitTreeBuilder(bare_repo.git_dir, first) as builder:
+        contents, signatures, warnings = _list(builder)
+        assert builder.source is TreeSource.GIT
+        assert builder.root == f"{bare_repo.git_dir.resolve()}@{first}"
+    assert contents == {"a.py": b"print(1)\n", "pkg/b.py": b"x = 2\n", "bin.dat": b"\0\1"}
+    assert signatures["a.py"] == bare_repo.git("rev-parse", f"{first}:a.py")
+    assert warnings.messages == []
+
+    with GitTreeBuilder(bare_repo.git_dir, second) as builder:
+        contents2, signatures2, _ = _list(builder)
+    assert contents2 == {"pkg/b.py": b"x = 3\n", "bin.dat": b"\0\1", "pkg/c/d.txt": b"d"}
+    assert signatures2["bin.dat"] == signatures["bin.dat"]  # unchanged file: same signature
+    assert signatures2["pkg/b.py"] != signatures["pkg/b.py"]
+
+
+def test_one_cat_file_process_serves_every_read(bare_repo: BareRepo) -> None:
+    files = {f"f{i:02d}.txt": f"file {i}\n".encode() for i in range(30)}
+    commit = bare_repo.commit(files)
+    with GitTreeBuilder(bare_repo.git_dir, commit) as builder:
+        warnings = SourceWarnings()
+        entries = list(builder.entries(warnings))
+        assert builder.blob_reads == 0  # listing reads no contents
+        pids = set()
+        for entry in entries:
+            assert entry.read is not None
+            assert entry.read() == files[entry.path]
+            process = builder._blobs._process
+            assert process is not None
+            pids.add(process.pid)
+        assert len(pids) == 1
+        assert builder.blob_reads == 30
+        # the process is still alive between reads and gone after close
+        assert process.poll() is None
+    assert process.poll() is not None
+
+
+def test_symlinks_are_their_blob_and_submodules_are_skipped(bare_repo: BareRepo) -> None:
+    base = bare_repo.commit({"real.txt": b"hello"}, symlinks={"link.txt": "real.txt"})
+    commit = bare_repo.commit_with_submodule("vendor/lib", base)
+    with GitTreeBuilder(bare_repo.git_dir, commit) as builder:
+        contents, _, warnings = _list(builder)
+    assert contents == {"real.txt": b"hello", "link.txt": b"real.txt"}
+    assert any("vendor/lib" in m and "submodule" in m for m in warnings.messages)
+
+
+def test_non_utf8_and_spaced_names_survive(bare_repo: BareRepo) -> None:
+    if os.uname().sysname == "Darwin":
+        pytest.skip("macOS filesystems reject non-UTF-8 names")
+    name = b"dir with space/caf\xe9.txt"
+    target = bare_repo.work / os.fsdecode(name)
+    target.parent.mkdir(parents=True)
+    target.write_bytes(b"x")
+    commit = bare_repo.commit({"tab\tname.txt": b"t"})
+    with GitTreeBuilder(bare_repo.git_dir, commit) as builder:
+        contents, _, _ = _list(builder)
+    assert set(contents) == {"dir with space/caf\udce9.txt", "tab\tname.txt"}
+
+
+def test_resolves_branch_names_and_rejects_bad_input(bare_repo: BareRepo, tmp_path: Path) -> None:
+    commit = bare_repo.commit({"a": b"a"})
+    branch = bare_repo.git("symbolic-ref", "--short", "HEAD")
+    assert resolve_commit(bare_repo.git_dir, branch) == commit
+    with GitTreeBuilder(bare_repo.git_dir, commit[:10], root="opaque") as builder:
+        assert builder.commit == commit
+        assert builder.root == "opaque"
+    with pytest.raises(BuildError, match="not found"):
+        GitTreeBuilder(bare_repo.git_dir, "0" * 40)
+    with pytest.raises(BuildError, match="not a commit"):
+        GitTreeBuilder(bare_repo.git_dir, "--all")
+    with pytest.raises(BuildError, match="does not exist"):
+        GitTreeBuilder(tmp_path / "missing", commit)
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(BuildError, match="not a git directory"):
+        GitTreeBuilder(tmp_path / "plain", commit)
+
+
+def test_missing_object_read_is_a_build_error(bare_repo: BareRepo) -> None:
+    commit = bare_repo.commit({"a": b"a"})
+    with GitTreeBuilder(bare_repo.git_dir, commit) as builder:
+        with pytest.raises(BuildError, match="unreadable"):
+            builder._blobs.read("1" * 40)
+        # the process survives a missing object and keeps serving reads
+        entry = next(iter(builder.entries(SourceWarnings())))
+        assert entry.read is not None and entry.read() == b"a"
