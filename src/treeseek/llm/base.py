@@ -56,6 +56,7 @@ class RankRequest:
     candidates: tuple[Candidate, ...]  # exactly the allowed set for this call
     pick_limit: int
     tree_root: str | None = None  # absolute root, to resolve absolute paths an LLM returns
+    path_prefix: str | None = None  # the block's rendered `Path prefix`, if any (path resolution)
 
     @property
     def allowed_ids(self) -> frozenset[str]:

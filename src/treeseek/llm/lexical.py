@@ -1,0 +1,49 @@
+"""LexicalNavigator: answers rank calls with no LLM, so the whole pipeline runs offline.
+
+It scores ``request.candidates`` with the fielded BM25 path scorer (IDF over the candidates of
+the call) against ``request.query`` and answers:
+
+- ``ranked_ids``: the candidates with a positive score, best first (ties keep candidate order),
+  at most ``pick_limit``. Zero-score candidates are not returned while anything scores: they
+  carry no evidence, and a zero-score directory would only spend a frontier slot.
+- When nothing scores (the scorer declines or every score is 0): the first ``pick_limit``
+  *directories* in candidate order, so the search can still reach deeper paths that may match;
+  never zero-score files, which would be arbitrary results.
+- ``done``: true when the best returned id is a file (the navigator found a matching file and
+  the strongest evidence is not a directory still to open). The retrievers' override still
+  applies when directories remain in the frontier.
+"""
+
+from __future__ import annotations
+
+import time
+
+from treeseek.llm.base import Navigator, RankReply, RankRequest, Usage
+from treeseek.search.pathrank import BM25PathScorer, PathScorer
+
+DIRECTORY = "directory"
+
+
+class LexicalNavigator(Navigator):
+    name = "lexical"
+    supports_cache = False
+
+    def __init__(self, scorer: PathScorer | None = None) -> None:
+        self.scorer = scorer or BM25PathScorer()
+
+    def rank(self, request: RankRequest) -> RankReply:
+        started = time.perf_counter()
+        cands = request.candidates
+        limit = max(0, request.pick_limit)
+        scores = self.scorer.score(request.query, [c.path for c in cands]) if cands else []
+        notes: list[str] = []
+        if scores is not None and any(s > 0.0 for s in scores):
+            order = sorted(range(len(cands)), key=lambda i: -scores[i])
+            picked = [cands[i] for i in order if scores[i] > 0.0][:limit]
+        else:
+            picked = [c for c in cands if c.type == DIRECTORY][:limit]
+            notes.append("no path evidence for the query: directories in candidate order")
+        ids = [c.id for c in picked]
+        done = bool(picked) and picked[0].type != DIRECTORY
+        usage = Usage(calls=1, latency_s=time.perf_counter() - started)
+        return RankReply(ranked_ids=ids, done=done, usage=usage, notes=notes)

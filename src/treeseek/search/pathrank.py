@@ -1,0 +1,269 @@
+"""Path scorers for ConstrainedPathOrder: fielded BM25 and the vector option.
+
+Both score a candidate path ``u`` against the query ``q`` over three fields, with the spec's
+weights::
+
+    s(u, q) = 3·f(q, basename(u)) + 1.5·f(q, parent(u)) + 1·f(q, path(u))
+
+where ``f`` is BM25 (:class:`BM25PathScorer`) or the cosine similarity of embeddings
+(:class:`VectorPathScorer`), plus a fixed boost when the query mentions the candidate's
+repo-relative path exactly.
+
+Field definitions (the spec names them; this module pins them):
+
+- ``basename(u)``: the last path component (``query.py`` for ``django/db/models/query.py``).
+- ``parent(u)``: the name of the parent directory (``models``); empty at the top level. The
+  full path is already the third field, so the parent field weighs the directory the node
+  sits in, not the whole ancestry a second time.
+- ``path(u)``: the full repo-relative path.
+
+A scorer may *decline* (return ``None``) when the query carries no path evidence; the caller
+then keeps block order.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from abc import ABC, abstractmethod
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from treeseek.embed.base import Embedder
+
+BASENAME_WEIGHT = 3.0
+PARENT_WEIGHT = 1.5
+PATH_WEIGHT = 1.0
+
+_CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_WORD = re.compile(r"\w+")
+_PATH_MENTION = re.compile(r"[\w./\\-]+")
+
+#: English function words and issue-tracker filler that carry no path evidence.
+_STOPWORD_TEXT = """
+    a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further
+    had has have having he her here hers herself him himself his how i if in into is it its itself
+    just me more most my myself no nor not now of off on once only or other our ours ourselves out
+    over own same she should so some such than that the their theirs them themselves then there
+    these they this those through to too under until up very was we were what when where which
+    while who whom why will with would you your yours yourself yourselves also get got via etc
+    e g ie eg use used using want wants would like should shall may might must cannot cant dont
+    doesnt isnt wasnt arent im ive thats its lets let one two new
+"""
+QUERY_STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
+
+
+def code_tokens(text: str) -> list[str]:
+    """Code-aware tokens: split on ``/ . _ -`` and other non-word characters and on camelCase,
+    lowercased. A compound word (``QuerySet``, ``query_set``) also yields its joined form
+    (``queryset``) so it matches the other spelling.
+    """
+    out: list[str] = []
+    for word in _WORD.findall(text):
+        if word.isascii():
+            parts = [p.lower() for p in _CAMEL_PART.findall(word)]
+        else:
+            parts = [p.lower() for p in word.split("_") if p]
+        out.extend(parts)
+        if len(parts) > 1:
+            out.append("".join(parts))
+    return out
+
+
+def query_terms(query: str) -> list[str]:
+    """Distinct query terms in first-seen order, stopwords and one-character tokens removed.
+
+    Terms are deduplicated: a long issue text repeating a word should not multiply its weight
+    against a path that can only mention it once or twice.
+    """
+    seen: dict[str, None] = {}
+    for tok in code_tokens(query):
+        if len(tok) > 1 and tok not in QUERY_STOPWORDS:
+            seen.setdefault(tok, None)
+    return list(seen)
+
+
+def path_fields(path: str) -> tuple[str, str, str]:
+    """(basename, parent directory name, full path) of a repo-relative path."""
+    clean = path.strip("/")
+    parent, _, base = clean.rpartition("/")
+    return base, parent.rpartition("/")[2], clean
+
+
+def mentioned_paths(query: str) -> frozenset[str]:
+    """Path-like spans of the query, normalized (``./``, a leading ``/``, backslashes, trailing
+    ``/`` and sentence punctuation stripped)."""
+    found: set[str] = set()
+    for raw in _PATH_MENTION.findall(query):
+        span = raw.replace("\\", "/").strip(".,:;'\"()[]{}")
+        while span.startswith("./"):
+            span = span[2:]
+        span = span.strip("/")
+        if span and ("/" in span or "." in span):
+            found.add(span)
+    return frozenset(found)
+
+
+def exact_mention_mask(query: str, paths: Sequence[str]) -> npt.NDArray[np.bool_]:
+    """True where the query mentions the candidate's repo-relative path exactly, or a path
+    below it (a directory is mentioned when the query names a file inside it)."""
+    mentions = mentioned_paths(query)
+    mask = np.zeros(len(paths), dtype=np.bool_)
+    if not mentions:
+        return mask
+    prefixes: set[str] = set()
+    for m in mentions:
+        parts = m.split("/")
+        for i in range(1, len(parts)):
+            prefixes.add("/".join(parts[:i]))
+    for i, p in enumerate(paths):
+        clean = p.strip("/")
+        if clean and (clean in mentions or clean in prefixes):
+            mask[i] = True
+    return mask
+
+
+class PathScorer(ABC):
+    """Scores candidate paths for a query; higher is better."""
+
+    name: str = "path-scorer"
+
+    @abstractmethod
+    def score(self, query: str, paths: Sequence[str]) -> list[float] | None:
+        """One score per path, or ``None`` to decline (no path evidence in the query)."""
+
+
+@dataclass(slots=True)
+class PathCorpusStats:
+    """Document frequencies and average lengths of the three fields over a path corpus.
+
+    Pass one to :class:`BM25PathScorer` to take IDF from a whole tree instead of from the
+    candidates being scored.
+    """
+
+    n_docs: int
+    df: tuple[Counter[str], Counter[str], Counter[str]]
+    avgdl: tuple[float, float, float]
+
+    @classmethod
+    def from_paths(cls, paths: Iterable[str]) -> PathCorpusStats:
+        dfs: tuple[Counter[str], Counter[str], Counter[str]] = (Counter(), Counter(), Counter())
+        lengths = [0, 0, 0]
+        n = 0
+        for p in paths:
+            n += 1
+            for f, text in enumerate(path_fields(p)):
+                toks = code_tokens(text)
+                lengths[f] += len(toks)
+                dfs[f].update(set(toks))
+        avg = tuple(lengths[f] / n if n else 0.0 for f in range(3))
+        return cls(n, dfs, (avg[0], avg[1], avg[2]))
+
+
+@dataclass(slots=True)
+class BM25PathScorer(PathScorer):
+    """Fielded BM25 over basename, parent and path, plus an exact-path boost.
+
+    IDF: by default computed over the candidate set being scored (the paths passed to
+    :meth:`score`). A term every candidate shares then weighs little, which is what ordering
+    a candidate set needs; pass ``stats`` (:meth:`PathCorpusStats.from_paths` over the whole
+    tree) for tree-wide IDF. ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))`` is always positive.
+
+    Declines when no query term occurs in any candidate field and no candidate path is
+    mentioned.
+    """
+
+    name: str = "bm25"
+    k1: float = 1.2
+    b: float = 0.75
+    boost: float = 100.0  # above any plausible fielded BM25 sum: a mentioned path comes first
+    stats: PathCorpusStats | None = None
+    weights: tuple[float, float, float] = field(
+        default=(BASENAME_WEIGHT, PARENT_WEIGHT, PATH_WEIGHT)
+    )
+
+    def score(self, query: str, paths: Sequence[str]) -> list[float] | None:
+        if not paths:
+            return []
+        terms = query_terms(query)
+        boost = exact_mention_mask(query, paths)
+        field_tokens = [[code_tokens(t) for t in path_fields(p)] for p in paths]
+        stats = self.stats or PathCorpusStats.from_paths(paths)
+        scores = np.zeros(len(paths), dtype=np.float64)
+        matched = False
+        for f in range(3):
+            df = stats.df[f]
+            avgdl = stats.avgdl[f] or 1.0
+            idf = {t: math.log(1.0 + (stats.n_docs - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
+            for i, fields in enumerate(field_tokens):
+                toks = fields[f]
+                if not toks:
+                    continue
+                tf = Counter(toks)
+                norm = self.k1 * (1.0 - self.b + self.b * len(toks) / avgdl)
+                s = 0.0
+                for t in terms:
+                    n = tf.get(t, 0)
+                    if n:
+                        s += idf[t] * n * (self.k1 + 1.0) / (n + norm)
+                if s:
+                    matched = True
+                    scores[i] += self.weights[f] * s
+        if not matched and not boost.any():
+            return None
+        scores[boost] += self.boost
+        return [float(x) for x in scores]
+
+
+class VectorPathScorer(PathScorer):
+    """The same three fields and weights over cosine similarity of embeddings.
+
+    ``embed(query)`` is compared with ``embed(basename)``, ``embed(parent)`` and ``embed(path)``;
+    an empty field (the parent of a top-level node) contributes 0. Field embeddings are cached
+    by text, so a path seen in an earlier round is not embedded again. Declines when the query
+    has no content terms and mentions no path.
+    """
+
+    name = "vector"
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        *,
+        boost: float = 10.0,
+        weights: tuple[float, float, float] = (BASENAME_WEIGHT, PARENT_WEIGHT, PATH_WEIGHT),
+    ) -> None:
+        self.embedder = embedder
+        self.boost = boost
+        self.weights = weights
+        self._cache: dict[str, npt.NDArray[np.float32]] = {}
+
+    def _vectors(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        missing = list(dict.fromkeys(t for t in texts if t and t not in self._cache))
+        if missing:
+            for text, vec in zip(missing, self.embedder.embed(missing), strict=True):
+                self._cache[text] = np.asarray(vec, dtype=np.float32)
+        zero = np.zeros(self.embedder.dim, dtype=np.float32)
+        if not texts:
+            return np.zeros((0, self.embedder.dim), dtype=np.float32)
+        return np.stack([self._cache[t] if t else zero for t in texts])
+
+    def score(self, query: str, paths: Sequence[str]) -> list[float] | None:
+        if not paths:
+            return []
+        boost = exact_mention_mask(query, paths)
+        if not query_terms(query) and not boost.any():
+            return None
+        q = self.embedder.embed([query])[0].astype(np.float32)
+        fields = [path_fields(p) for p in paths]
+        scores = np.zeros(len(paths), dtype=np.float64)
+        for f in range(3):
+            mat = self._vectors([fl[f] for fl in fields])
+            scores += self.weights[f] * (mat @ q).astype(np.float64)
+        scores[boost] += self.boost
+        return [float(x) for x in scores]

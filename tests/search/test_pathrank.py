@@ -1,0 +1,202 @@
+"""Path scorers: tokenization, BM25 fields and weights, the exact-path boost, declining."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from treeseek.embed.hashing import HashingEmbedder
+from treeseek.search.pathrank import (
+    BM25PathScorer,
+    PathCorpusStats,
+    VectorPathScorer,
+    code_tokens,
+    exact_mention_mask,
+    path_fields,
+    query_terms,
+)
+
+
+def test_code_tokens_split_on_separators_and_camel_case() -> None:
+    assert code_tokens("django/db/models/query_utils.py") == [
+        "django", "db", "models", "query", "utils", "queryutils", "py",
+    ]  # fmt: skip
+    assert code_tokens("HTTPServerError") == ["http", "server", "error", "httpservererror"]
+    assert code_tokens("my-lib.v2") == ["my", "lib", "v", "2", "v2"]
+
+
+def test_query_terms_drop_stopwords_short_tokens_and_duplicates() -> None:
+    terms = query_terms("The QuerySet is broken when the queryset is a QuerySet")
+    assert terms == ["query", "set", "queryset", "broken"]
+
+
+def test_path_fields() -> None:
+    assert path_fields("django/db/models/query.py") == (
+        "query.py",
+        "models",
+        "django/db/models/query.py",
+    )
+    assert path_fields("setup.py") == ("setup.py", "", "setup.py")
+
+
+def _bm25(
+    tf: int, dl: int, avgdl: float, n: int, df: int, k1: float = 1.2, b: float = 0.75
+) -> float:
+    idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+    return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))
+
+
+def test_bm25_fields_carry_the_spec_weights() -> None:
+    # "alpha" only in one basename, "beta" only in one parent dir name, "gamma" only deep in a path
+    paths = ["x/alpha.txt", "beta/y.txt", "gamma/z/w.txt", "q/r.txt"]
+    scorer = BM25PathScorer()
+    stats = PathCorpusStats.from_paths(paths)
+    base_avg, parent_avg, path_avg = stats.avgdl
+    n = len(paths)
+
+    s_alpha = scorer.score("alpha", paths)
+    assert s_alpha is not None
+    # basename field: tokens [alpha, txt]; path field: [x, alpha, txt]
+    expect = 3 * _bm25(1, 2, base_avg, n, 1) + 1 * _bm25(1, 3, path_avg, n, 1)
+    assert s_alpha[0] == pytest.approx(expect)
+    assert s_alpha[1:] == [0.0, 0.0, 0.0]
+
+    s_beta = scorer.score("beta", paths)
+    assert s_beta is not None
+    expect = 1.5 * _bm25(1, 1, parent_avg, n, 1) + 1 * _bm25(1, 3, path_avg, n, 1)
+    assert s_beta[1] == pytest.approx(expect)
+
+    s_gamma = scorer.score("gamma", paths)
+    assert s_gamma is not None
+    # "gamma" is the grandparent: only the path field sees it
+    assert s_gamma[2] == pytest.approx(_bm25(1, 4, path_avg, n, 1))
+
+
+def test_basename_match_beats_parent_match_beats_path_only() -> None:
+    paths = ["a/b/cache/x.py", "a/cache/b/x.py", "a/b/c/cache.py"]
+    scores = BM25PathScorer().score("cache", paths)
+    assert scores is not None
+    assert scores[2] > scores[0] > scores[1] > 0  # basename > parent > path only
+
+
+def test_idf_from_candidates_downweights_shared_terms() -> None:
+    paths = ["models/query.py", "models/fields.py", "models/base.py"]
+    scores = BM25PathScorer().score("models query", paths)
+    assert scores is not None
+    assert scores[0] == max(scores)
+    assert scores[1] == scores[2] > 0  # "models" matches all, weakly
+
+
+def test_corpus_stats_override_candidate_idf() -> None:
+    corpus = ["lib/query.py"] + [f"lib/query{i}/query.py" for i in range(20)] + ["lib/rare.py"]
+    cands = ["lib/query.py", "lib/rare.py"]
+    local = BM25PathScorer().score("query rare", cands)
+    tree = BM25PathScorer(stats=PathCorpusStats.from_paths(corpus)).score("query rare", cands)
+    assert local is not None and tree is not None
+    assert local[0] == pytest.approx(local[1])  # both terms are equally rare among 2 candidates
+    assert tree[1] > tree[0]  # tree-wide, "query" is common
+
+
+def test_exact_path_mention_boost() -> None:
+    paths = ["django/db/models/sql/query.py", "django/db/models/query.py", "django/db", "docs"]
+    q = "Crash in django/db/models/query.py when filtering"
+    mask = exact_mention_mask(q, paths)
+    assert mask.tolist() == [False, True, True, False]
+    scores = BM25PathScorer().score(q, paths)
+    assert scores is not None
+    assert scores[1] > 100 > scores[0]
+    assert max(range(4), key=lambda i: scores[i]) in (1, 2)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "see ./django/db/models/query.py.",
+        "see `django\\db\\models\\query.py`",
+        "see /django/db/models/query.py:120",
+        "(django/db/models/query.py)",
+    ],
+)
+def test_exact_mention_is_normalized(query: str) -> None:
+    assert exact_mention_mask(query, ["django/db/models/query.py"]).tolist() == [True]
+
+
+@pytest.mark.parametrize(
+    "query", ["see xdjango/db/models/query.py", "see django/db/models/query.pyc", "query.py"]
+)
+def test_partial_path_mentions_get_no_boost(query: str) -> None:
+    assert exact_mention_mask(query, ["django/db/models/query.py"]).tolist() == [False]
+
+
+def test_scorer_declines_without_path_evidence() -> None:
+    paths = ["src/app.py", "docs/index.md"]
+    assert BM25PathScorer().score("the of and", paths) is None
+    assert BM25PathScorer().score("unrelated words entirely", paths) is None
+    assert BM25PathScorer().score("", paths) is None
+    assert BM25PathScorer().score("anything", []) == []
+
+
+def test_vector_scorer_weights_and_boost() -> None:
+    emb = HashingEmbedder(dim=256)
+    scorer = VectorPathScorer(emb)
+    paths = ["pkg/serializers.py", "serializers/other.py", "pkg/views.py"]
+    q = "serializers"
+    scores = scorer.score(q, paths)
+    assert scores is not None
+    qv = emb.embed([q])[0]
+
+    def cos(text: str) -> float:
+        return float(emb.embed([text])[0] @ qv) if text else 0.0
+
+    for p, s in zip(paths, scores, strict=True):
+        base, parent, full = path_fields(p)
+        assert s == pytest.approx(3 * cos(base) + 1.5 * cos(parent) + cos(full), rel=1e-5)
+    assert scores[0] > scores[2] and scores[1] > scores[2]
+    boosted = scorer.score("look at pkg/views.py", paths)
+    assert boosted is not None
+    assert boosted[2] > 10 > max(boosted[0], boosted[1])
+
+
+def test_vector_scorer_caches_field_embeddings() -> None:
+    class Counting(HashingEmbedder):
+        def __init__(self) -> None:
+            super().__init__(dim=64)
+            self.texts: list[str] = []
+
+        def embed(self, texts):  # type: ignore[no-untyped-def]
+            self.texts.extend(texts)
+            return super().embed(texts)
+
+    emb = Counting()
+    scorer = VectorPathScorer(emb)
+    scorer.score("alpha", ["a/b.py", "a/c.py"])
+    first = len(emb.texts)
+    scorer.score("beta", ["a/b.py", "a/c.py"])
+    assert len(emb.texts) == first + 1  # only the new query
+    assert scorer.score("the", ["a/b.py"]) is None
+
+
+@given(
+    st.lists(
+        st.from_regex(r"[a-z]{1,6}(/[a-zA-Z_]{1,8}){0,3}(\.py)?", fullmatch=True),
+        min_size=1,
+        max_size=12,
+    ),
+    st.text(max_size=40),
+)
+def test_bm25_scores_are_finite_nonnegative_and_aligned(paths: list[str], query: str) -> None:
+    scores = BM25PathScorer().score(query, paths)
+    if scores is None:
+        return
+    assert len(scores) == len(paths)
+    arr = np.asarray(scores)
+    assert np.all(np.isfinite(arr)) and np.all(arr >= 0)
+    # identical paths score identically
+    for i, p in enumerate(paths):
+        for j, r in enumerate(paths):
+            if p == r:
+                assert scores[i] == scores[j]
