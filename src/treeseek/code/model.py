@@ -97,3 +97,4 @@ class FileCodeIndex:
     edges: tuple[Edge, ...] = ()
     entrypoints: tuple[Entrypoint, ...] = ()
     parse_error: str | None = None  # set when parsing failed and windows were used
+    package: str | None = None  # package/namespace declared in the file (Java, C#, Go)

@@ -1,0 +1,136 @@
+"""C0: source chunks of one file.
+
+How a file is cut (decided here, relied on by storage and retrieval):
+
+* Every function, method and class that is not nested inside a function gets a symbol block.
+  Functions nested in functions stay inside their outer function's block.
+* A class's block is its *header*: from its first line (decorators included) to the line before
+  its first chunked member (method or nested class), so a big class never repeats its methods'
+  text. A class without chunked members is one block.
+* Symbol blocks longer than :data:`MAX_SYMBOL_LINES` are split into 80-line windows with 15
+  lines overlap inside the symbol's span; every piece keeps ``symbol`` set.
+* Lines no symbol block covers (imports, module code, class attributes between methods, the
+  tail of a class) are cut into 80-line windows with 15 lines overlap (step 65) per maximal
+  uncovered run, after trimming blank lines at the run's ends; blank-only runs get no chunk.
+* A file without symbols (or without a grammar) is all windows.
+* Chunk texts are cut at :data:`MAX_CHUNK_CHARS` (minified code), and chunks are numbered in
+  order of their first line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from treeseek.code.model import Chunk, ChunkType, Symbol, SymbolKind
+
+WINDOW_LINES = 80
+WINDOW_OVERLAP = 15
+WINDOW_STEP = WINDOW_LINES - WINDOW_OVERLAP
+MAX_SYMBOL_LINES = 120
+MAX_CHUNK_CHARS = 16_000
+
+_CHUNKED_KINDS = (SymbolKind.CLASS, SymbolKind.FUNCTION, SymbolKind.METHOD)
+
+
+def window_spans(start: int, end: int) -> list[tuple[int, int]]:
+    """80-line windows, step 65, covering lines ``start..end`` (1-based, inclusive)."""
+    spans: list[tuple[int, int]] = []
+    s = start
+    while True:
+        e = min(end, s + WINDOW_LINES - 1)
+        spans.append((s, e))
+        if e >= end:
+            return spans
+        s += WINDOW_STEP
+
+
+def build_chunks(lines: Sequence[str], symbols: Sequence[Symbol]) -> tuple[Chunk, ...]:
+    """Chunks of a file given as ``lines`` (no line ends) and its symbols."""
+    n = len(lines)
+    if n == 0:
+        return ()
+    blocks = _symbol_blocks(lines, symbols, n)
+    covered = bytearray(n + 2)
+    pieces: list[tuple[int, int, ChunkType, str | None]] = []
+    for start, end, qname in blocks:
+        for i in range(start, end + 1):
+            covered[i] = 1
+        if end - start + 1 > MAX_SYMBOL_LINES:
+            for s, e in window_spans(start, end):
+                pieces.append((s, e, ChunkType.SYMBOL_BLOCK, qname))
+        else:
+            pieces.append((start, end, ChunkType.SYMBOL_BLOCK, qname))
+    for start, end in _uncovered_runs(lines, covered, n):
+        for s, e in window_spans(start, end):
+            pieces.append((s, e, ChunkType.WINDOW, None))
+    pieces.sort(key=lambda p: (p[0], p[1]))
+    return tuple(
+        Chunk(
+            index=i,
+            type=type_,
+            start_line=s,
+            end_line=e,
+            text=_text(lines, s, e),
+            symbol=qname,
+        )
+        for i, (s, e, type_, qname) in enumerate(pieces)
+    )
+
+
+def _text(lines: Sequence[str], start: int, end: int) -> str:
+    text = "\n".join(lines[start - 1 : end])
+    return text if len(text) <= MAX_CHUNK_CHARS else text[:MAX_CHUNK_CHARS]
+
+
+def _symbol_blocks(
+    lines: Sequence[str], symbols: Sequence[Symbol], n: int
+) -> list[tuple[int, int, str]]:
+    by_qname = {s.qname: s for s in symbols}
+
+    def chunked(sym: Symbol) -> bool:
+        if sym.kind not in _CHUNKED_KINDS:
+            return False
+        parent = by_qname.get(sym.parent) if sym.parent else None
+        while parent is not None:
+            if parent.kind is not SymbolKind.CLASS:
+                return False
+            parent = by_qname.get(parent.parent) if parent.parent else None
+        return True
+
+    kept = [s for s in symbols if chunked(s)]
+    first_member: dict[str, int] = {}
+    for s in kept:
+        if s.parent is not None and s.parent in by_qname:
+            first_member[s.parent] = min(first_member.get(s.parent, s.start_line), s.start_line)
+    blocks: list[tuple[int, int, str]] = []
+    for s in kept:
+        start = max(1, s.start_line)
+        end = min(n, s.end_line)
+        if s.kind is SymbolKind.CLASS and s.qname in first_member:
+            end = min(end, first_member[s.qname] - 1)
+            while end > start and not lines[end - 1].strip():
+                end -= 1
+        if end >= start:
+            blocks.append((start, end, s.qname))
+    return blocks
+
+
+def _uncovered_runs(lines: Sequence[str], covered: bytearray, n: int) -> list[tuple[int, int]]:
+    runs: list[tuple[int, int]] = []
+    i = 1
+    while i <= n:
+        if covered[i]:
+            i += 1
+            continue
+        j = i
+        while j + 1 <= n and not covered[j + 1]:
+            j += 1
+        s, e = i, j
+        while s <= e and not lines[s - 1].strip():
+            s += 1
+        while e >= s and not lines[e - 1].strip():
+            e -= 1
+        if s <= e:
+            runs.append((s, e))
+        i = j + 1
+    return runs

@@ -1,0 +1,117 @@
+"""``index_file(path, data) -> FileCodeIndex``: the one entry point of per-file code indexing.
+
+It never raises. Binary content gets no chunks; a file without a grammar, too large to parse,
+or whose extraction fails gets window chunks with ``parse_error`` saying why. A file whose
+syntax tree has errors is still indexed (tree-sitter recovers), with ``parse_error`` noting it.
+The result depends only on ``(path, data)``; the path matters for the language and the module
+name, so callers caching by content hash should key on the language too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from treeseek.code.chunks import build_chunks
+from treeseek.code.edges import extract_edges
+from treeseek.code.entrypoints import extract_entrypoints
+from treeseek.code.languages import SUPPORTED, family, language_for_path
+from treeseek.code.model import FileCodeIndex, Symbol, SymbolKind
+from treeseek.code.modules import module_name
+from treeseek.code.queries import BY_FAMILY
+from treeseek.code.source import Source, parse_source
+from treeseek.code.symbols import extract_symbols
+
+MAX_PARSE_BYTES = 2_000_000  # larger files (generated, vendored bundles) are windows only
+_BINARY_SNIFF = 8192
+
+
+def decode(data: bytes) -> tuple[str, bytes]:
+    """Text and UTF-8 bytes of ``data``: UTF-8 (BOM dropped), else Latin-1, so every byte string
+    decodes with its line count unchanged, and the parser always sees valid UTF-8."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return data.decode("utf-8"), data
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+        return text, text.encode("utf-8")
+
+
+def is_binary(data: bytes) -> bool:
+    return b"\x00" in data[:_BINARY_SNIFF]
+
+
+def index_file(path: str, data: bytes) -> FileCodeIndex:
+    """Parse one file into its C0-C3 layers."""
+    language = language_for_path(path, data[:256])
+    module = module_name(path, language)
+    if is_binary(data):
+        return FileCodeIndex(language, module, (), parse_error="binary content")
+    text, data = decode(data)
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    lines = [line.rstrip("\r") for line in lines]
+    if language is None or language not in SUPPORTED:
+        return FileCodeIndex(None, module, build_chunks(lines, ()))
+    if len(data) > MAX_PARSE_BYTES:
+        return FileCodeIndex(
+            language, module, build_chunks(lines, ()), parse_error="file too large to parse"
+        )
+    try:
+        return _index_parsed(path, language, module, data, lines)
+    except Exception as exc:  # a grammar or extractor bug must not stop indexing
+        return FileCodeIndex(
+            language,
+            module,
+            build_chunks(lines, ()),
+            parse_error=f"{type(exc).__name__}: {exc}"[:300],
+        )
+
+
+def _index_parsed(
+    path: str, language: str, module: str, data: bytes, lines: list[str]
+) -> FileCodeIndex:
+    fam = family(language)
+    src = parse_source(path, language, data, BY_FAMILY[fam])
+    table = extract_symbols(src)
+    edges = extract_edges(src, table)
+    entrypoints = extract_entrypoints(src, table, edges) if fam == "python" else []
+    symbols = table.symbols
+    handlers = {e.handler for e in entrypoints if e.handler}
+    if handlers or any(s.name == "main" for s in symbols):
+        symbols = [_mark_entry(s, handlers) for s in symbols]
+    package = _package(src) if fam in ("java", "csharp", "go") else None
+    return FileCodeIndex(
+        language=language,
+        module=module,
+        chunks=build_chunks(lines, symbols),
+        symbols=tuple(symbols),
+        edges=tuple(edges),
+        entrypoints=tuple(entrypoints),
+        parse_error="syntax errors (recovered)" if src.has_error else None,
+        package=package,
+    )
+
+
+def _mark_entry(sym: Symbol, handlers: set[str]) -> Symbol:
+    is_main = sym.name == "main" and sym.parent is None and sym.kind is SymbolKind.FUNCTION
+    if sym.qname in handlers or is_main:
+        return dataclasses.replace(sym, is_entry_candidate=True)
+    return sym
+
+
+def _package(src: Source) -> str | None:
+    """The package/namespace a Java, C# or Go file declares (used by cross-file resolution)."""
+    for node in src.nodes("package"):
+        if node.type == "package_clause":  # Go: `package foo`
+            return src.text(node).split()[-1]
+        name = node.child_by_field_name("name")
+        if name is None:
+            for child in node.named_children:
+                if child.type in ("scoped_identifier", "identifier", "qualified_name"):
+                    name = child
+                    break
+        if name is not None:
+            return src.text(name)
+    return None

@@ -1,0 +1,439 @@
+"""C1: the symbol catalog of one parsed file.
+
+Definitions come from the language's query captures (``def.*``); nesting is recovered from
+byte spans, so a method's qname is ``Class.method`` and a nested function's is
+``outer.inner``. The result also carries an :class:`~treeseek.code.source.Owners` index that
+maps any byte offset to its innermost symbol, which the edge extractor uses.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from tree_sitter import Node
+
+from treeseek.code.languages import family
+from treeseek.code.model import Symbol, SymbolKind
+from treeseek.code.source import Owners, Source, collapse, end_line_of, line_of
+
+_DOC_LIMIT = 2000
+_SIG_LIMIT = 300
+_UPPER_CONST = re.compile(r"^_*[A-Z][A-Z0-9_]*$")
+_STRING_PREFIX = re.compile(r"^[rRbBuUfF]*('''|\"\"\"|'|\")")
+
+
+@dataclass(slots=True)
+class SymbolTable:
+    symbols: list[Symbol] = field(default_factory=list)
+    owners: Owners = field(default_factory=Owners)
+    # qname -> the definition node (for the entrypoint and edge extractors)
+    nodes: dict[str, Node] = field(default_factory=dict)
+
+    def by_qname(self) -> dict[str, Symbol]:
+        return {s.qname: s for s in self.symbols}
+
+
+@dataclass(slots=True)
+class _Def:
+    node: Node  # the definition node
+    outer: Node  # node including decorators (Python decorated_definition), for the span
+    role: str  # "class" | "function" | "const" | "container"
+    name: str
+    qualifier: str = ""  # e.g. Go receiver type, C++ "Foo" of "Foo::bar"
+    payload: dict[str, Any] = field(default_factory=dict)
+
+
+def extract_symbols(src: Source) -> SymbolTable:
+    fam = family(src.language)
+    defs: list[_Def] = []
+    for role in ("class", "function", "const", "container"):
+        for node in src.nodes(f"def.{role}"):
+            d = _describe(fam, src, node, role)
+            if d is not None and d.name:
+                defs.append(d)
+    defs.sort(key=lambda d: (d.node.start_byte, -d.node.end_byte))
+    return _assemble(fam, src, defs)
+
+
+def _assemble(fam: str, src: Source, defs: list[_Def]) -> SymbolTable:
+    table = SymbolTable()
+    spans: list[tuple[int, int, str]] = []
+    stack: list[tuple[_Def, str]] = []  # (def, qname)
+    seen: dict[str, int] = {}
+    for d in defs:
+        while stack and stack[-1][0].node.end_byte <= d.node.start_byte:
+            stack.pop()
+        parent_def, parent_q = stack[-1] if stack else (None, "")
+        prefix = parent_q
+        if d.qualifier:
+            prefix = f"{prefix}.{d.qualifier}" if prefix else d.qualifier
+        qname = f"{prefix}.{d.name}" if prefix else d.name
+        if qname in seen:  # overloads, redefinitions: keep qnames unique within the file
+            seen[qname] += 1
+            qname = f"{qname}@{seen[qname]}"
+        else:
+            seen[qname] = 1
+        stack.append((d, qname))
+        spans.append((d.node.start_byte, d.node.end_byte, qname))
+        if d.role == "container":
+            continue
+        in_class = parent_def is not None and parent_def.role in ("class", "container")
+        if d.role == "class":
+            kind = SymbolKind.CLASS
+        elif d.role == "const":
+            kind = SymbolKind.CONST
+        elif in_class or d.qualifier:
+            kind = SymbolKind.METHOD
+        else:
+            kind = SymbolKind.FUNCTION
+        parent = _symbol_parent(stack)
+        sym = _build(fam, src, d, qname, kind, parent)
+        table.symbols.append(sym)
+        table.nodes[qname] = d.node
+    table.owners = Owners.build(spans)
+    return table
+
+
+def _symbol_parent(stack: list[tuple[_Def, str]]) -> str | None:
+    for d, q in reversed(stack[:-1]):
+        if d.role != "container":
+            return q
+    return None
+
+
+def _build(
+    fam: str, src: Source, d: _Def, qname: str, kind: SymbolKind, parent: str | None
+) -> Symbol:
+    if fam == "python":
+        return _python_symbol(src, d, qname, kind, parent)
+    node = d.node
+    decorators = _annotations(fam, src, node)
+    payload = dict(d.payload)
+    payload.update(_modifiers(fam, src, node, d.name))
+    return Symbol(
+        qname=qname,
+        name=d.name,
+        kind=kind,
+        start_line=line_of(d.outer),
+        end_line=end_line_of(d.outer),
+        signature=_generic_signature(src, node),
+        decorators=decorators,
+        docstring=_leading_comment(src, node),
+        parent=parent,
+        lang_payload=payload,
+    )
+
+
+# --- Python ---------------------------------------------------------------------------------
+
+
+def _python_symbol(
+    src: Source, d: _Def, qname: str, kind: SymbolKind, parent: str | None
+) -> Symbol:
+    node = d.node
+    if d.role == "const":
+        stmt = node.parent or node  # the assignment
+        return Symbol(
+            qname=qname,
+            name=d.name,
+            kind=kind,
+            start_line=line_of(stmt),
+            end_line=end_line_of(stmt),
+            signature=collapse(src.text(stmt), 200),
+            parent=parent,
+        )
+    decorators: tuple[str, ...] = ()
+    if d.outer is not node:
+        decorators = tuple(
+            _python_decorator(src, c) for c in d.outer.children if c.type == "decorator"
+        )
+    payload: dict[str, Any] = {}
+    name = d.name
+    if d.role == "class":
+        bases = node.child_by_field_name("superclasses")
+        signature = f"{name}{src.text(bases)}" if bases is not None else name
+    else:
+        params = src.field_text(node, "parameters")
+        ret = node.child_by_field_name("return_type")
+        signature = f"{name}{params}" + (f" -> {src.text(ret)}" if ret is not None else "")
+        first = node.child(0)
+        payload["async"] = first is not None and first.type == "async"
+        for flag in ("staticmethod", "classmethod", "property"):
+            if flag in decorators:
+                payload[flag] = True
+    payload["visibility"] = (
+        "private" if name.startswith("_") and not name.endswith("__") else "public"
+    )
+    return Symbol(
+        qname=qname,
+        name=name,
+        kind=kind,
+        start_line=line_of(d.outer),
+        end_line=end_line_of(d.outer),
+        signature=collapse(signature, _SIG_LIMIT),
+        decorators=decorators,
+        docstring=_python_docstring(src, node),
+        parent=parent,
+        lang_payload=payload,
+    )
+
+
+def _python_decorator(src: Source, decorator: Node) -> str:
+    expr = decorator.named_children[0] if decorator.named_child_count else decorator
+    if expr.type == "call":
+        expr = expr.child_by_field_name("function") or expr
+    return collapse(src.text(expr), 120)
+
+
+def _python_docstring(src: Source, node: Node) -> str | None:
+    body = node.child_by_field_name("body")
+    if body is None or body.named_child_count == 0:
+        return None
+    lit = body.named_children[0]
+    if lit.type == "expression_statement" and lit.named_child_count:
+        lit = lit.named_children[0]
+    if lit.type != "string":
+        return None
+    return _clean_string(src.text(lit))
+
+
+def _clean_string(text: str) -> str | None:
+    m = _STRING_PREFIX.match(text)
+    if m is None:
+        return None
+    quote = m.group(1)
+    inner = text[m.end() :]
+    if inner.endswith(quote):
+        inner = inner[: -len(quote)]
+    doc = inspect.cleandoc(inner[: _DOC_LIMIT * 2])
+    return doc[:_DOC_LIMIT] or None
+
+
+def python_string_value(src: Source, node: Node | None) -> str | None:
+    """The value of a plain (non f-) string literal node, or None."""
+    if node is None or node.type != "string":
+        return None
+    text = src.text(node)
+    m = _STRING_PREFIX.match(text)
+    if m is None or "f" in text[: m.start(1)].lower():
+        return None
+    quote = m.group(1)
+    inner = text[m.end() :]
+    return inner[: -len(quote)] if inner.endswith(quote) else inner
+
+
+# --- other languages ------------------------------------------------------------------------
+
+
+def _describe(fam: str, src: Source, node: Node, role: str) -> _Def | None:
+    if fam == "python":
+        if role == "const":
+            name = src.text(node)
+            return _Def(node, node, "const", name) if _UPPER_CONST.match(name) else None
+        outer = node.parent if node.parent and node.parent.type == "decorated_definition" else node
+        return _Def(node, outer, role, src.field_text(node, "name"))
+    if fam in ("javascript", "typescript"):
+        return _describe_js(src, node, role)
+    if fam == "go":
+        return _describe_go(src, node, role)
+    if fam == "rust":
+        return _describe_rust(src, node, role)
+    if fam in ("c", "cpp"):
+        return _describe_c(src, node, role)
+    if fam == "ruby":
+        return _describe_ruby(src, node, role)
+    # java, csharp
+    return _Def(node, node, role, src.field_text(node, "name"))
+
+
+_JS_FUNCTION_VALUES = ("arrow_function", "function_expression", "class")
+
+
+def _describe_js(src: Source, node: Node, role: str) -> _Def | None:
+    if role == "const":
+        name = src.text(node)
+        value = node.parent.child_by_field_name("value") if node.parent else None
+        if value is not None and value.type in _JS_FUNCTION_VALUES:
+            return None  # captured as a function
+        return _Def(node, node.parent or node, "const", name) if _UPPER_CONST.match(name) else None
+    if node.type == "class":
+        name = src.field_text(node, "name")
+        if not name and node.parent is not None and node.parent.type == "variable_declarator":
+            name = src.field_text(node.parent, "name")
+        return _Def(node, node, role, name) if name else None
+    name_node = node.child_by_field_name("name")
+    if name_node is None or name_node.type not in (
+        "identifier",
+        "property_identifier",
+        "private_property_identifier",
+        "type_identifier",
+    ):
+        return None
+    payload: dict[str, Any] = {}
+    value = node.child_by_field_name("value") if node.type == "variable_declarator" else node
+    first = value.child(0) if value is not None else None
+    if first is not None and first.type == "async":
+        payload["async"] = True
+    outer = node
+    if node.type == "variable_declarator" and node.parent is not None:
+        outer = node.parent  # the `const f = () => {}` statement
+    return _Def(node, outer, role, src.text(name_node), payload=payload)
+
+
+def _describe_go(src: Source, node: Node, role: str) -> _Def | None:
+    if role == "const":
+        return _Def(node, node.parent or node, "const", src.text(node))
+    name = src.field_text(node, "name")
+    if node.type == "method_declaration":
+        receiver = node.child_by_field_name("receiver")
+        rtype = re.sub(r"[\s*()]|\[.*\]", "", _last_word_type(src.text(receiver)))
+        return _Def(node, node, role, name, qualifier=rtype, payload={"receiver": rtype})
+    return _Def(node, node, role, name)
+
+
+def _last_word_type(receiver: str) -> str:
+    inner = receiver.strip().strip("()").strip()
+    parts = inner.split()
+    return parts[-1] if parts else ""
+
+
+def _describe_rust(src: Source, node: Node, role: str) -> _Def | None:
+    if node.type == "impl_item":
+        type_text = src.field_text(node, "type")
+        name = re.sub(r"<.*>", "", type_text).split("::")[-1].strip()
+        payload: dict[str, Any] = {}
+        trait = node.child_by_field_name("trait")
+        if trait is not None:
+            payload["trait"] = src.text(trait)
+        return _Def(node, node, "container", name, payload=payload)
+    return _Def(node, node, role, src.field_text(node, "name"))
+
+
+def _describe_c(src: Source, node: Node, role: str) -> _Def | None:
+    if node.type == "type_definition":
+        inner = node.child_by_field_name("type")
+        if inner is None or inner.child_by_field_name("body") is None:
+            return None
+        if inner.child_by_field_name("name") is not None:
+            return None  # `typedef struct foo {..} foo_t;`: the struct itself is captured
+        return _Def(node, node, "class", src.field_text(node, "declarator"))
+    if role == "class":
+        return _Def(node, node, role, src.field_text(node, "name"))
+    declarator = node.child_by_field_name("declarator")
+    while declarator is not None and declarator.type not in (
+        "function_declarator",
+        "identifier",
+    ):
+        declarator = declarator.child_by_field_name("declarator")
+    if declarator is None or declarator.type != "function_declarator":
+        return None
+    target = declarator.child_by_field_name("declarator")
+    if target is None:
+        return None
+    text = src.text(target)
+    if target.type == "qualified_identifier":
+        scope, _, name = text.rpartition("::")
+        scope = re.sub(r"<.*?>", "", scope).replace("::", ".")
+        return _Def(node, node, role, name, qualifier=scope)
+    return _Def(node, node, role, text)
+
+
+def _describe_ruby(src: Source, node: Node, role: str) -> _Def | None:
+    if role == "const":
+        return _Def(node, node.parent or node, "const", src.text(node))
+    if node.type == "singleton_class":
+        return _Def(node, node, "container", "<<self")
+    name = src.field_text(node, "name")
+    payload: dict[str, Any] = {}
+    if node.type == "singleton_method":
+        payload["static"] = True
+    if node.type == "class" or node.type == "module":
+        payload["ruby_kind"] = node.type
+        name = name.replace("::", ".")
+    return _Def(node, node, role, name, payload=payload)
+
+
+def _generic_signature(src: Source, node: Node) -> str:
+    body = node.child_by_field_name("body")
+    if body is not None and body.start_byte > node.start_byte:
+        text = src.data[node.start_byte : body.start_byte].decode("utf-8", "replace")
+    else:
+        text = src.text(node)
+        for stop in ("{", "\n\n"):
+            cut = text.find(stop)
+            if cut > 0:
+                text = text[:cut]
+    return collapse(text.rstrip(" {=:"), _SIG_LIMIT)
+
+
+_COMMENT_MARKS = re.compile(r"^\s*(///?|/\*\*?|\*/|\*|#)\s?")
+
+
+def _leading_comment(src: Source, node: Node) -> str | None:
+    lines: list[str] = []
+    expected = node.start_point[0]
+    prev = node.prev_sibling
+    while prev is not None:
+        if prev.type in ("attribute_item", "attribute_list", "decorator"):
+            expected = prev.start_point[0]
+            prev = prev.prev_sibling
+            continue
+        if "comment" not in prev.type or end_line_of(prev) < expected:
+            break
+        lines[:0] = src.text(prev).splitlines()
+        expected = prev.start_point[0]
+        prev = prev.prev_sibling
+        if len(lines) > 60:
+            break
+    if not lines:
+        return None
+    cleaned = [_COMMENT_MARKS.sub("", line).rstrip("*/ ").rstrip() for line in lines]
+    text = "\n".join(cleaned).strip()
+    return text[:_DOC_LIMIT] or None
+
+
+def _annotations(fam: str, src: Source, node: Node) -> tuple[str, ...]:
+    out: list[str] = []
+    for child in node.children:
+        if child.type in ("decorator", "attribute_list"):
+            out.append(collapse(src.text(child).lstrip("@"), 120))
+        elif child.type == "modifiers":
+            for m in child.children:
+                if m.type in ("annotation", "marker_annotation"):
+                    out.append(collapse(src.text(m).lstrip("@"), 120))
+    if fam == "rust":
+        prev = node.prev_sibling
+        while prev is not None and prev.type == "attribute_item":
+            out.insert(0, collapse(src.text(prev), 120))
+            prev = prev.prev_sibling
+    return tuple(out)
+
+
+_VISIBILITY_WORDS = ("public", "private", "protected", "internal")
+
+
+def _modifiers(fam: str, src: Source, node: Node, name: str) -> dict[str, Any]:
+    payload: dict[str, Any] = {}
+    for child in node.children:
+        t = child.type
+        if t in ("modifiers", "modifier", "accessibility_modifier", "visibility_modifier"):
+            words = src.text(child).split()
+            for w in words:
+                if w in _VISIBILITY_WORDS:
+                    payload["visibility"] = w
+                elif w.startswith("pub"):
+                    payload["visibility"] = "public"
+                elif w in ("static", "abstract", "async", "final", "override", "virtual"):
+                    payload[w] = True
+        elif t in ("async", "static"):
+            payload[t] = True
+    if fam == "go" and name:
+        payload["visibility"] = "public" if name[0].isupper() else "private"
+    elif (fam == "rust" and "visibility" not in payload) or (
+        fam in ("javascript", "typescript") and name.startswith("#")
+    ):
+        payload["visibility"] = "private"
+    return payload
