@@ -1,0 +1,301 @@
+"""The Block retriever (spec Algorithms 2-5).
+
+Each round materializes the visible candidates of the frontier (turn 0: the top visible layer
+of the collapsed root; later: the frontier's direct children), packs them into token-bounded
+blocks, asks the navigator to rank each block in parallel (pick limit ``p = max(b̂, k)``, at
+least 2 when the round has several blocks), merges the block-local lists order-preservingly,
+optionally interleaves them with a path scorer (heads only), then lets files fill the
+``k - |A|`` free result slots and the first ``b̂`` directories (single-child chains collapsed)
+form the next frontier. ``done`` is the AND of the blocks' answers, overridden to false while
+the new frontier still has children.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+from treeseek.llm.base import RankRequest
+from treeseek.llm.tokens import count_tokens
+from treeseek.search.base import QueryOptions, Result, Retriever, SearchContext
+from treeseek.search.beam import tree_root_for
+from treeseek.search.blocks import (
+    Block,
+    BlockPacker,
+    TokenCounter,
+    collapse_single_child_dirs,
+    expand_frontier,
+    top_visible_nodes,
+    unique,
+)
+from treeseek.search.cache import BlockCache, CacheWindow
+from treeseek.search.order import constrained_path_order, flatten, unique_preserve_block_order
+from treeseek.search.pathrank import PathScorer
+from treeseek.search.prompts import block_instructions, render_block_message, tree_header
+from treeseek.search.rankcall import RankOutcome, call_rank
+from treeseek.search.results import finish
+from treeseek.search.trace import BlockTrace, RoundTrace, Trace
+from treeseek.search.treeview import TreeView
+from treeseek.trees.model import Node
+
+#: parallel block calls per round (adapters also enforce their own shared concurrency limit)
+MAX_PARALLEL_BLOCKS = 8
+
+
+class BlockRetriever(Retriever):
+    name = "block"
+
+    def __init__(
+        self, scorer: PathScorer | None = None, count: TokenCounter = count_tokens
+    ) -> None:
+        self.scorer = scorer
+        self.count = count
+
+    def retrieve(self, ctx: SearchContext, query: str, options: QueryOptions) -> Result:
+        search = _BlockSearch(ctx, query, options, self.scorer, self.count)
+        try:
+            return search.run()
+        finally:
+            search.close()
+
+
+class _BlockSearch:
+    """The state of one Block query: frontier F, results A, previous top candidates P."""
+
+    def __init__(
+        self,
+        ctx: SearchContext,
+        query: str,
+        options: QueryOptions,
+        scorer: PathScorer | None,
+        count: TokenCounter,
+    ) -> None:
+        self.ctx = ctx
+        self.query = query
+        self.options = options
+        self.view = TreeView(ctx.store, ctx.tree.name)
+        self.b = options.beam_width or 1  # b̂
+        self.k = options.k
+        self.p = max(self.b, self.k)
+        self.scorer = scorer
+        self.count = count
+        self.packer = BlockPacker(count, options.block_tokens)
+        self.cache = BlockCache(
+            enabled=options.cache,
+            cache_current_block=options.cache_current_block,
+            cache_subtree_block=options.cache_subtree_block,
+            window=CacheWindow(options.cache_window_tokens),
+        )
+        self._fixed_tokens = count(tree_header()) + count(block_instructions())
+        self._pool: ThreadPoolExecutor | None = None
+        self.trace = Trace(strategy="block", navigator=ctx.navigator.name)
+        self.trace.params = {
+            "b": self.b,
+            "k": self.k,
+            "p": self.p,
+            "tau": options.block_tokens,
+            "ranker": scorer.name if scorer else None,
+            "cache": options.cache,
+            "cache_window_tokens": options.cache_window_tokens,
+            "max_rounds": options.max_rounds,
+        }
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+
+    # -- Algorithm 2 -------------------------------------------------------------------------
+    def run(self) -> Result:
+        started = time.perf_counter()
+        frontier = collapse_single_child_dirs(self.view, [self.view.root()])
+        top: list[str] = []
+        t = 0
+        self.trace.stop_reason = "max rounds reached"
+        while t < self.options.max_rounds:
+            round_started = time.perf_counter()
+            if t > 0 and not any(u.has_children for u in frontier):
+                self.trace.stop_reason = "no frontier node has children"
+                break
+            visible = self._visible(frontier, t)
+            if not visible:
+                self.trace.stop_reason = "no candidates"
+                break
+            blocks = self.packer.pack(visible)
+            pick = self.p if len(blocks) == 1 else max(self.p, 2)
+            frontier, top, _done, finished = self._round(
+                t, round_started, frontier, visible, blocks, top, pick
+            )
+            if finished:
+                self.trace.stop_reason = "k files collected" if len(top) >= self.k else "done"
+                break
+            t += 1
+        self.trace.wall_s = time.perf_counter() - started
+        return finish(self.view, top[: self.k], self.options, self.ctx.navigator, self.trace)
+
+    # -- Algorithm 3 -------------------------------------------------------------------------
+    def _visible(self, frontier: Sequence[Node], t: int) -> list[Node]:
+        if not frontier:
+            return []
+        if t == 0:
+            return top_visible_nodes(self.view, frontier[0])
+        return expand_frontier(self.view, frontier)
+
+    # -- one round: Algorithms 4 and 5 ---------------------------------------------------------
+    def _round(
+        self,
+        t: int,
+        round_started: float,
+        frontier: list[Node],
+        visible: list[Node],
+        blocks: list[Block],
+        top: list[str],
+        pick: int,
+    ) -> tuple[list[Node], list[str], bool, bool]:
+        requests, block_traces = self._requests(t, frontier, blocks, top, pick)
+        outcomes, llm_s = self._call(requests, blocks)
+        for bt, outcome in zip(block_traces, outcomes, strict=True):
+            bt.ranked_ids = outcome.ids
+            bt.done = outcome.done
+            bt.usage = outcome.usage
+            bt.dropped_ids = outcome.dropped
+            bt.notes = outcome.notes
+        # Algorithm 4, lines 6-12
+        groups = unique_preserve_block_order([o.ids for o in outcomes])
+        merged = flatten(groups)
+        done = all(o.done for o in outcomes)
+        # Algorithm 5
+        kinds = {n.id: n for n in visible}
+        score = self.scorer.score if self.scorer is not None else None
+        ordered = constrained_path_order(
+            groups, self.query, {i: kinds[i].path for i in merged}, score
+        )
+        files = [u for u in ordered.ids if kinds[u].is_file]
+        dirs = [u for u in ordered.ids if kinds[u].is_dir]
+        free = max(0, self.k - len(top))
+        top = unique(top + files[:free])
+        done_before = done
+        chosen: list[str] = []
+        if len(top) >= self.k:
+            next_frontier: list[Node] = []
+            done = True
+        else:
+            chosen = dirs[: self.b]
+            next_frontier = collapse_single_child_dirs(self.view, [kinds[u] for u in chosen])
+            if done and any(u.has_children for u in next_frontier):
+                done = False
+        entered = self.cache.after_round(t, blocks, chosen)
+        self._record(
+            t, round_started, llm_s, frontier, visible, block_traces, merged, ordered.ids,
+            top, next_frontier, pick, done_before, done, ordered.ranked, entered,
+        )  # fmt: skip
+        return next_frontier, top[: self.k], done, len(top) >= self.k or done
+
+    def _requests(
+        self, t: int, frontier: list[Node], blocks: list[Block], top: list[str], pick: int
+    ) -> tuple[list[RankRequest], list[BlockTrace]]:
+        top_paths = [self.view.path(i) for i in top[: self.k]]
+        frontier_paths = [u.path for u in frontier]
+        window = [e.label for e in self.cache.window.entries] if self.cache.enabled else []
+        window_tokens = self.cache.window.tokens if self.cache.enabled else 0
+        requests: list[RankRequest] = []
+        traces: list[BlockTrace] = []
+        for block in blocks:
+            message = render_block_message(
+                self.query, top_paths, frontier_paths, block.aliases, pick
+            )
+            requests.append(
+                RankRequest(
+                    segments=self.cache.segments(block, t),
+                    message=message,
+                    query=self.query,
+                    candidates=block.candidates(),
+                    pick_limit=pick,
+                    tree_root=tree_root_for(self.ctx),
+                    path_prefix=block.prefix,
+                )
+            )
+            traces.append(
+                BlockTrace(
+                    candidate_set=list(block.node_ids),
+                    ranked_ids=[],
+                    done=False,
+                    tokens=block.tokens,
+                    index=block.index,
+                    pick_limit=pick,
+                    path_prefix=block.prefix,
+                    aliases=block.alias_to_id(),
+                    cached_segments=window,
+                    static_tokens=self._fixed_tokens + window_tokens + block.tokens,
+                    message_tokens=self.count(message),
+                )
+            )
+        return requests, traces
+
+    def _call(
+        self, requests: list[RankRequest], blocks: list[Block]
+    ) -> tuple[list[RankOutcome], float]:
+        """LLMRANKBLOCK for every block, in parallel; results in block order."""
+        started = time.perf_counter()
+        navigator = self.ctx.navigator
+        maps = [b.alias_to_id() for b in blocks]
+        if len(requests) == 1:
+            outcomes = [call_rank(navigator, requests[0], maps[0])]
+        else:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(
+                    max_workers=MAX_PARALLEL_BLOCKS, thread_name_prefix="treeseek-block"
+                )
+            futures = [
+                self._pool.submit(call_rank, navigator, r, m)
+                for r, m in zip(requests, maps, strict=True)
+            ]
+            outcomes = [f.result() for f in futures]
+        return outcomes, time.perf_counter() - started
+
+    def _record(
+        self,
+        t: int,
+        round_started: float,
+        llm_s: float,
+        frontier: list[Node],
+        visible: list[Node],
+        blocks: list[BlockTrace],
+        merged: list[str],
+        ordered: list[str],
+        top: list[str],
+        next_frontier: list[Node],
+        pick: int,
+        done_before: bool,
+        done_after: bool,
+        ranked: bool,
+        entered: list[str],
+    ) -> None:
+        paths = self.trace.paths
+        for node in (*frontier, *visible, *next_frontier):
+            paths[node.id] = node.path
+        usage = blocks[0].usage
+        for bt in blocks[1:]:
+            usage = usage + bt.usage
+        wall = time.perf_counter() - round_started
+        self.trace.rounds.append(
+            RoundTrace(
+                round=t,
+                frontier=[u.id for u in frontier],
+                blocks=blocks,
+                merged_ids=merged,
+                ordered_ids=ordered,
+                top_candidate_ids=list(top[: self.k]),
+                next_frontier=[u.id for u in next_frontier],
+                pick_limit=pick,
+                done_before_override=done_before,
+                done_after_override=done_after,
+                ranker=self.scorer.name if (self.scorer is not None and ranked) else None,
+                overhead_s=max(0.0, wall - llm_s),
+                llm_s=llm_s,
+                usage=usage,
+                visible_count=len(visible),
+                cache_window=[e.label for e in self.cache.window.entries],
+                cache_entered=entered,
+            )
+        )

@@ -1,0 +1,69 @@
+"""Turning the maintained result set into the retrieval output.
+
+Final filesystem output returns at most k entries of ``top_candidate_ids`` with their contents.
+Contents are cut to a per-file byte budget and the whole answer to a total budget; a cut file is
+marked ``truncated`` and a file whose content is not stored (binary, too large, path-only tree)
+keeps ``content=None`` with its ``content_status`` saying why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from treeseek.llm.base import Navigator, Usage
+from treeseek.llm.prices import estimate_cost
+from treeseek.search.base import FileHit, QueryOptions, Result
+from treeseek.search.trace import Trace
+from treeseek.search.treeview import TreeView
+from treeseek.trees.model import ContentStatus
+
+
+def _cut(data: bytes, limit: int) -> tuple[str, bool]:
+    if len(data) <= limit:
+        return data.decode("utf-8", errors="replace"), False
+    # drop a partial UTF-8 sequence at the cut instead of rendering a replacement char
+    return data[:limit].decode("utf-8", errors="ignore"), True
+
+
+def file_hits(view: TreeView, node_ids: Sequence[str], options: QueryOptions) -> list[FileHit]:
+    nodes = view.nodes(list(node_ids)[: options.k])
+    hits: list[FileHit] = []
+    remaining = options.max_total_bytes
+    for node in nodes:
+        hit = FileHit(node_id=node.id, path=node.path, content_status=node.content_status.value)
+        hits.append(hit)
+        if not options.include_content or node.content_status is not ContentStatus.STORED:
+            continue
+        data = view.store.content(view.tree, node.id)
+        if data is None:
+            hit.content_status = ContentStatus.ABSENT.value
+            continue
+        if remaining <= 0:
+            hit.truncated = True  # the total budget is spent: no content for this file
+            continue
+        limit = min(options.max_file_bytes, remaining)
+        hit.content, hit.truncated = _cut(data, limit)
+        remaining -= min(len(data), limit)
+    return hits
+
+
+def finish(
+    view: TreeView,
+    top_candidate_ids: Sequence[str],
+    options: QueryOptions,
+    navigator: Navigator,
+    trace: Trace,
+) -> Result:
+    """Assemble the Result: files with contents, summed usage and the estimated cost."""
+    usage = Usage()
+    for rnd in trace.rounds:
+        usage = usage + rnd.usage
+    trace.usage = usage
+    return Result(
+        files=file_hits(view, top_candidate_ids, options),
+        strategy=trace.strategy,
+        navigator=navigator.name,
+        trace=trace,
+        usage=usage,
+        cost_usd=estimate_cost(navigator.name, usage),
+    )
