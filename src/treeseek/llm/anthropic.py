@@ -1,0 +1,130 @@
+"""The Anthropic navigator: Messages API through the official ``anthropic`` SDK.
+
+- The static segments are the ``system`` blocks, in order; segments with ``cache=True`` get a
+  ``cache_control: {"type": "ephemeral"}`` breakpoint. Anthropic allows at most 4 breakpoints per
+  request; when more segments ask for one, the LAST four get them, so the longest prefix is
+  cached (a breakpoint caches everything before it: tools, then system blocks in order).
+- The dynamic message is the one user turn; the ``rank`` tool is forced with
+  ``tool_choice={"type": "tool", "name": "rank"}``.
+- Usage: ``input_tokens`` (uncached), ``cache_creation_input_tokens``,
+  ``cache_read_input_tokens``, ``output_tokens``.
+- The SDK's own retries are off (``max_retries=0``): :class:`ProviderNavigator` retries.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anthropic
+
+from treeseek.errors import ConfigError
+from treeseek.llm._limits import ConcurrencyLimiter
+from treeseek.llm._protocol import (
+    Correction,
+    ProviderNavigator,
+    RawReply,
+    RetryPolicy,
+    map_sdk_error,
+)
+from treeseek.llm.base import RANK_TOOL, RankRequest, Segment, Usage
+
+MAX_CACHE_BREAKPOINTS = 4
+DEFAULT_MODEL = "claude-sonnet-4-6"
+FORCED_TOOL_CHOICE: dict[str, str] = {"type": "tool", "name": "rank"}
+
+
+def system_blocks(segments: tuple[Segment, ...]) -> list[dict[str, Any]]:
+    """System text blocks with cache breakpoints on at most the last 4 cacheable segments."""
+    wanted = [i for i, s in enumerate(segments) if s.cache]
+    marked = set(wanted[-MAX_CACHE_BREAKPOINTS:])
+    blocks: list[dict[str, Any]] = []
+    for i, seg in enumerate(segments):
+        block: dict[str, Any] = {"type": "text", "text": seg.text}
+        if i in marked:
+            block["cache_control"] = {"type": "ephemeral"}
+        blocks.append(block)
+    return blocks
+
+
+def user_messages(message: str, correction: Correction | None) -> list[dict[str, Any]]:
+    if correction is None:
+        return [{"role": "user", "content": message}]
+    if correction.previous_text.strip():
+        return [
+            {"role": "user", "content": message},
+            {"role": "assistant", "content": correction.previous_text},
+            {"role": "user", "content": correction.message},
+        ]
+    parts = [{"type": "text", "text": message}, {"type": "text", "text": correction.message}]
+    return [{"role": "user", "content": parts}]
+
+
+class AnthropicNavigator(ProviderNavigator):
+    supports_cache = True
+
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        *,
+        api_key: str | None,
+        base_url: str | None = None,
+        max_output_tokens: int = 1024,
+        policy: RetryPolicy | None = None,
+        limiter: ConcurrencyLimiter | None = None,
+        seed: int | None = None,
+    ) -> None:
+        super().__init__(policy=policy, limiter=limiter, seed=seed)
+        if not model:
+            raise ConfigError(
+                "anthropic navigator needs a model name, e.g. anthropic:claude-sonnet-4-6"
+            )
+        if not api_key:
+            raise ConfigError("anthropic navigator needs an API key: set ANTHROPIC_API_KEY")
+        self.model = model
+        self.name = f"anthropic:{model}"
+        self.max_output_tokens = max_output_tokens
+        self._client = anthropic.Anthropic(
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=0,
+            timeout=self.policy.timeout_s,
+        )
+
+    def build_body(self, request: RankRequest, correction: Correction | None) -> dict[str, Any]:
+        """The Messages API request body (also what the loopback tests check)."""
+        body: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_output_tokens,
+            "tools": [RANK_TOOL],
+            "tool_choice": FORCED_TOOL_CHOICE,
+            "messages": user_messages(request.message, correction),
+        }
+        if request.segments:
+            body["system"] = system_blocks(request.segments)
+        return body
+
+    def _send(self, request: RankRequest, correction: Correction | None) -> RawReply:
+        body = self.build_body(request, correction)
+        try:
+            resp = self._client.messages.create(**body, timeout=self.policy.timeout_s)
+        except anthropic.AnthropicError as exc:
+            raise map_sdk_error(exc, anthropic) from exc
+        content = getattr(resp, "content", None) or []  # none: handled as "no tool call"
+        tool_input: dict[str, Any] | str | None = None
+        texts: list[str] = []
+        for block in content:
+            kind = getattr(block, "type", None)
+            if kind == "tool_use" and getattr(block, "name", None) == "rank" and tool_input is None:
+                raw_input = getattr(block, "input", None)
+                tool_input = raw_input if isinstance(raw_input, dict | str) else None
+            elif kind == "text":
+                texts.append(str(getattr(block, "text", "")))
+        u = getattr(resp, "usage", None)
+        usage = Usage(
+            calls=1,
+            input_tokens=int(getattr(u, "input_tokens", 0) or 0),
+            cache_write_tokens=int(getattr(u, "cache_creation_input_tokens", 0) or 0),
+            cache_read_tokens=int(getattr(u, "cache_read_input_tokens", 0) or 0),
+            output_tokens=int(getattr(u, "output_tokens", 0) or 0),
+        )
+        return RawReply(tool_input=tool_input, text="\n".join(texts), usage=usage)

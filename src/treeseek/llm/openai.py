@@ -1,0 +1,132 @@
+"""The OpenAI-compatible navigator: Chat Completions through the official ``openai`` SDK.
+
+Works with OpenAI and, through ``base_url``, with any server speaking the same API (Ollama,
+vLLM, llama.cpp's server, LM Studio).
+
+- Message order is a stable prefix, so automatic prefix caching (OpenAI, vLLM, llama.cpp) hits:
+  one fixed system message, then one user message with one text part per static segment (in
+  order), then the dynamic message as the last user message.
+- The ``rank`` function is the only tool and is forced with
+  ``tool_choice={"type": "function", "function": {"name": "rank"}}``.
+- Usage: ``prompt_tokens`` minus ``prompt_tokens_details.cached_tokens`` is uncached input,
+  ``cached_tokens`` is cache reads (OpenAI charges no cache writes), ``completion_tokens``.
+- The SDK's own retries are off (``max_retries=0``): :class:`ProviderNavigator` retries.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import openai
+
+from treeseek.errors import ConfigError
+from treeseek.llm._limits import ConcurrencyLimiter
+from treeseek.llm._protocol import (
+    Correction,
+    ProviderNavigator,
+    RawReply,
+    RetryPolicy,
+    map_sdk_error,
+)
+from treeseek.llm.base import RANK_TOOL, RankRequest, Usage
+
+SYSTEM_MESSAGE = (
+    "You navigate a source code repository's directory tree to find the files relevant to a "
+    "query. Answer only by calling the `rank` tool."
+)
+RANK_FUNCTION: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": RANK_TOOL["name"],
+        "description": RANK_TOOL["description"],
+        "parameters": RANK_TOOL["input_schema"],
+    },
+}
+FORCED_TOOL_CHOICE: dict[str, Any] = {"type": "function", "function": {"name": "rank"}}
+#: servers that need no key still make the SDK want one
+PLACEHOLDER_KEY = "not-needed"
+
+
+class OpenAINavigator(ProviderNavigator):
+    supports_cache = True
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None,
+        base_url: str | None = None,
+        max_output_tokens: int = 1024,
+        force_tool: bool = True,
+        policy: RetryPolicy | None = None,
+        limiter: ConcurrencyLimiter | None = None,
+        seed: int | None = None,
+    ) -> None:
+        super().__init__(policy=policy, limiter=limiter, seed=seed)
+        if not model:
+            raise ConfigError("openai navigator needs a model name, e.g. openai:gpt-4.1-mini")
+        if base_url is None and not api_key:
+            raise ConfigError("openai navigator needs an API key: set OPENAI_API_KEY")
+        self.model = model
+        self.base_url = base_url
+        self.name = f"openai-compatible:{model}@{base_url}" if base_url else f"openai:{model}"
+        self.max_output_tokens = max_output_tokens
+        self.force_tool = force_tool
+        self._client = openai.OpenAI(
+            api_key=api_key or PLACEHOLDER_KEY,
+            base_url=base_url,
+            max_retries=0,
+            timeout=self.policy.timeout_s,
+        )
+
+    def build_body(self, request: RankRequest, correction: Correction | None) -> dict[str, Any]:
+        """The Chat Completions request body (also what the loopback tests check)."""
+        messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_MESSAGE}]
+        if request.segments:
+            parts = [{"type": "text", "text": s.text} for s in request.segments]
+            messages.append({"role": "user", "content": parts})
+        messages.append({"role": "user", "content": request.message})
+        if correction is not None:
+            if correction.previous_text.strip():
+                messages.append({"role": "assistant", "content": correction.previous_text})
+            messages.append({"role": "user", "content": correction.message})
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "tools": [RANK_FUNCTION],
+            "tool_choice": FORCED_TOOL_CHOICE if self.force_tool else "auto",
+        }
+        # OpenAI's own API wants max_completion_tokens (o-series reject max_tokens); the
+        # compatible servers understand max_tokens.
+        key = "max_tokens" if self.base_url else "max_completion_tokens"
+        body[key] = self.max_output_tokens
+        return body
+
+    def _send(self, request: RankRequest, correction: Correction | None) -> RawReply:
+        body = self.build_body(request, correction)
+        try:
+            resp = self._client.chat.completions.create(**body, timeout=self.policy.timeout_s)
+        except openai.OpenAIError as exc:
+            raise map_sdk_error(exc, openai) from exc
+        u = getattr(resp, "usage", None)
+        prompt = int(getattr(u, "prompt_tokens", 0) or 0)
+        details = getattr(u, "prompt_tokens_details", None)
+        cached = int(getattr(details, "cached_tokens", 0) or 0)
+        usage = Usage(
+            calls=1,
+            input_tokens=max(0, prompt - cached),
+            cache_read_tokens=cached,
+            output_tokens=int(getattr(u, "completion_tokens", 0) or 0),
+        )
+        choices = getattr(resp, "choices", None)
+        if not choices:  # malformed: handled like a reply without a tool call
+            return RawReply(tool_input=None, text="", usage=usage)
+        msg = choices[0].message
+        tool_input: str | dict[str, Any] | None = None
+        for call in getattr(msg, "tool_calls", None) or []:
+            fn = getattr(call, "function", None)
+            if fn is not None and getattr(fn, "name", None) == "rank":
+                args = getattr(fn, "arguments", None)
+                tool_input = args if isinstance(args, str | dict) else None
+                break
+        return RawReply(tool_input=tool_input, text=str(msg.content or ""), usage=usage)
