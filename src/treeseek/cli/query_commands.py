@@ -1,0 +1,166 @@
+"""``treeseek query TREE "question"``: the k files that answer a question, with contents.
+
+    treeseek query myrepo "where is the retry backoff computed?" -k 5
+    treeseek query myrepo "..." --strategy block --llm anthropic:claude-sonnet-4-6 --trace
+    treeseek query myrepo "..." --json > answer.json
+
+``--json`` prints one object: ``files`` (best first, each with ``path``, ``node_id`` and
+``content``), ``trace``, ``usage``, ``cost_usd``, ``strategy`` and ``navigator``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from treeseek.cli.app import app
+from treeseek.errors import TreeseekError
+from treeseek.llm.base import Usage
+from treeseek.search.base import QueryOptions, Result
+from treeseek.search.trace import RoundTrace, Trace
+
+console = Console(stderr=True)
+out_console = Console()
+
+
+def _usage_text(usage: Usage) -> str:
+    return (
+        f"{usage.calls} calls · in {usage.input_tokens} · cache write {usage.cache_write_tokens}"
+        f" · cache read {usage.cache_read_tokens} · out {usage.output_tokens}"
+        f" · {usage.latency_s:.2f}s"
+    )
+
+
+def _paths(trace: Trace, ids: list[str]) -> str:
+    return ", ".join(trace.paths.get(i, i) or "." for i in ids) or "—"
+
+
+def _print_round(trace: Trace, rnd: RoundTrace) -> None:
+    console.rule(
+        f"round {rnd.round} · frontier {_paths(trace, rnd.frontier)} · "
+        f"{rnd.visible_count} visible · {len(rnd.blocks)} block(s) · pick_limit {rnd.pick_limit}"
+    )
+    table = Table(show_edge=False, pad_edge=False)
+    for column in ("block", "candidates", "prefix", "ranked_ids", "done", "tokens", "usage"):
+        table.add_column(column, overflow="fold")
+    for bt in rnd.blocks:
+        extra = f" (dropped {', '.join(bt.dropped_ids)})" if bt.dropped_ids else ""
+        table.add_row(
+            str(bt.index + 1),
+            str(len(bt.candidate_set)),
+            (bt.path_prefix + "/") if bt.path_prefix else "",
+            _paths(trace, bt.ranked_ids) + extra,
+            str(bt.done).lower(),
+            str(bt.tokens),
+            f"in {bt.usage.input_tokens} cw {bt.usage.cache_write_tokens} "
+            f"cr {bt.usage.cache_read_tokens} out {bt.usage.output_tokens} "
+            f"{bt.usage.latency_s:.2f}s",
+        )
+    console.print(table)
+    console.print(f"  merged_ids:        {_paths(trace, rnd.merged_ids)}")
+    if rnd.ranker:
+        console.print(f"  ordered ({rnd.ranker}):  {_paths(trace, rnd.ordered_ids)}")
+    console.print(f"  top_candidate_ids: {_paths(trace, rnd.top_candidate_ids)}")
+    console.print(f"  next frontier:     {_paths(trace, rnd.next_frontier)}")
+    console.print(
+        f"  done: {str(rnd.done_before_override).lower()} -> "
+        f"{str(rnd.done_after_override).lower()} · overhead {rnd.overhead_s * 1000:.1f} ms"
+        f" · llm {rnd.llm_s * 1000:.1f} ms"
+    )
+    if rnd.cache_window:
+        console.print(f"  cache window:      {', '.join(rnd.cache_window)}")
+
+
+def print_trace(result: Result) -> None:
+    trace = result.trace
+    params = " ".join(f"{k}={v}" for k, v in trace.params.items())
+    console.print(f"[bold]{trace.strategy}[/bold] via {trace.navigator} · {params}")
+    for rnd in trace.rounds:
+        _print_round(trace, rnd)
+    console.rule()
+    console.print(f"stopped: {trace.stop_reason} · {trace.wall_s * 1000:.0f} ms")
+    for event in trace.events:
+        console.print(f"  {event}")
+
+
+def print_files(result: Result, show_content: bool) -> None:
+    if not result.files:
+        out_console.print("no files found")
+    for rank, hit in enumerate(result.files, 1):
+        note = "" if hit.content_status == "stored" else f"  ({hit.content_status})"
+        if hit.truncated:
+            note += "  (truncated)"
+        out_console.print(f"{rank:>2}. {hit.path}{note}", highlight=False)
+        if show_content and hit.content is not None:
+            out_console.print(hit.content, highlight=False, markup=False)
+    cost = f" · ${result.cost_usd:.4f}" if result.cost_usd is not None else ""
+    console.print(
+        f"[dim]{result.strategy} via {result.navigator} · {_usage_text(result.usage)}{cost}[/dim]"
+    )
+
+
+@app.command("query")
+def query_command(
+    tree: Annotated[str, typer.Argument(help="Name of an indexed tree (see `treeseek trees`).")],
+    question: Annotated[str, typer.Argument(help="The question, e.g. an issue's text.")],
+    k: Annotated[int, typer.Option("-k", "--k", help="How many files to return.")] = 10,
+    strategy: Annotated[
+        str, typer.Option(help="auto (<=50 nodes: beam, else block), beam, block, or flat.")
+    ] = "auto",
+    llm: Annotated[
+        str | None,
+        typer.Option(
+            help="Navigator: lexical, anthropic:MODEL, openai:MODEL, "
+            "openai-compatible:MODEL@URL, replay:FILE (default: $TREESEEK_LLM, else lexical "
+            "unless an API key is set)."
+        ),
+    ] = None,
+    ranker: Annotated[
+        str, typer.Option(help="Path ranker for cross-block ordering: none, bm25, vector.")
+    ] = "none",
+    beam_width: Annotated[
+        int | None, typer.Option(help="Beam width b (Beam: 3, Block: 1 when unset).")
+    ] = None,
+    block_tokens: Annotated[int, typer.Option(help="Token budget of one block.")] = 4000,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Disable prompt caching.")] = False,
+    trace: Annotated[bool, typer.Option("--trace", help="Print every round's decisions.")] = False,
+    content: Annotated[bool, typer.Option("--content", help="Print the files' contents.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    db: Annotated[
+        Path | None, typer.Option(help="Database file (default: $TREESEEK_DB or per-user).")
+    ] = None,
+) -> None:
+    """Find the files that answer QUESTION in TREE."""
+    import treeseek
+    from treeseek.llm.select import navigator_from_spec
+    from treeseek.search.strategy import run_query
+
+    options = QueryOptions(
+        strategy=strategy,
+        k=k,
+        beam_width=beam_width,
+        block_tokens=block_tokens,
+        ranker=None if ranker == "none" else ranker,
+        cache=not no_cache,
+    )
+    try:
+        navigator = navigator_from_spec(llm)
+        with treeseek.open(db) as database:
+            result = run_query(database.store, database.tree(tree), question, options, navigator)
+    except TreeseekError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    if trace:
+        print_trace(result)
+    if as_json:
+        data = result.to_dict()
+        data["tree"] = tree
+        data["query"] = question
+        typer.echo(json.dumps(data, ensure_ascii=False))
+    else:
+        print_files(result, content)
