@@ -90,6 +90,9 @@ def callee_ref(text: str) -> str:
         text = text[-_REF_LIMIT * 4 :]
     if _SIMPLE_REF.fullmatch(text):
         return text
+    for keyword in ("new ", "await "):
+        if text.startswith(keyword):  # `new Foo(x).bar` -> `Foo().bar`
+            text = text[len(keyword) :].lstrip()
     out: list[str] = []
     depth = 0
     for ch in text.replace("::", ".").replace("->", ".").replace("?.", "."):
@@ -435,6 +438,7 @@ def _inherits(fam: str, src: Source, table: SymbolTable, sink: _EdgeSink) -> Non
 
 
 def _heritage_names(text: str) -> list[str]:
+    text = text.lstrip().removeprefix("<")  # Ruby: `class A < B`
     depth = 0
     flat: list[str] = []
     for ch in text:

@@ -8,6 +8,7 @@ maps any byte offset to its innermost symbol, which the edge extractor uses.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import re
 from dataclasses import dataclass, field
@@ -71,7 +72,9 @@ def _assemble(fam: str, src: Source, defs: list[_Def]) -> SymbolTable:
         if d.qualifier:
             prefix = f"{prefix}.{d.qualifier}" if prefix else d.qualifier
         qname = f"{prefix}.{d.name}" if prefix else d.name
-        if qname in seen:  # overloads, redefinitions: keep qnames unique within the file
+        if d.role == "container":  # an impl block shares its type's name: no suffix
+            pass
+        elif qname in seen:  # overloads, redefinitions: keep qnames unique within the file
             seen[qname] += 1
             qname = f"{qname}@{seen[qname]}"
         else:
@@ -94,6 +97,12 @@ def _assemble(fam: str, src: Source, defs: list[_Def]) -> SymbolTable:
         table.symbols.append(sym)
         table.nodes[qname] = d.node
     table.owners = Owners.build(spans)
+    known = {sym.qname for sym in table.symbols}
+    for i, sym in enumerate(table.symbols):
+        if sym.parent is None and "." in sym.qname:
+            outer = sym.qname.rsplit(".", 1)[0]
+            if outer in known:  # Rust impl / C++ out-of-line / Go receiver methods
+                table.symbols[i] = dataclasses.replace(sym, parent=outer)
     return table
 
 
@@ -111,6 +120,8 @@ def _build(
         return _python_symbol(src, d, qname, kind, parent)
     node = d.node
     decorators = _annotations(fam, src, node)
+    if d.outer is not node:
+        decorators = _annotations(fam, src, d.outer) + decorators
     payload = dict(d.payload)
     payload.update(_modifiers(fam, src, node, d.name))
     return Symbol(
@@ -121,7 +132,7 @@ def _build(
         end_line=end_line_of(d.outer),
         signature=_generic_signature(src, node),
         decorators=decorators,
-        docstring=_leading_comment(src, node),
+        docstring=_leading_comment(src, d.outer),
         parent=parent,
         lang_payload=payload,
     )
@@ -250,6 +261,17 @@ def _describe(fam: str, src: Source, node: Node, role: str) -> _Def | None:
 
 
 _JS_FUNCTION_VALUES = ("arrow_function", "function_expression", "class")
+_JS_EXPORTABLE = frozenset(
+    {
+        "class_declaration",
+        "abstract_class_declaration",
+        "function_declaration",
+        "generator_function_declaration",
+        "interface_declaration",
+        "enum_declaration",
+        "type_alias_declaration",
+    }
+)
 
 
 def _describe_js(src: Source, node: Node, role: str) -> _Def | None:
@@ -264,6 +286,10 @@ def _describe_js(src: Source, node: Node, role: str) -> _Def | None:
         if not name and node.parent is not None and node.parent.type == "variable_declarator":
             name = src.field_text(node.parent, "name")
         return _Def(node, node, role, name) if name else None
+    if node.type in _JS_EXPORTABLE and node.parent is not None:
+        if node.parent.type == "export_statement":
+            name = src.field_text(node, "name")
+            return _Def(node, node.parent, role, name, payload={"exported": True})
     name_node = node.child_by_field_name("name")
     if name_node is None or name_node.type not in (
         "identifier",
@@ -280,6 +306,9 @@ def _describe_js(src: Source, node: Node, role: str) -> _Def | None:
     outer = node
     if node.type == "variable_declarator" and node.parent is not None:
         outer = node.parent  # the `const f = () => {}` statement
+    if outer.parent is not None and outer.parent.type == "export_statement":
+        outer = outer.parent
+        payload["exported"] = True
     return _Def(node, outer, role, src.text(name_node), payload=payload)
 
 
@@ -291,6 +320,9 @@ def _describe_go(src: Source, node: Node, role: str) -> _Def | None:
         receiver = node.child_by_field_name("receiver")
         rtype = re.sub(r"[\s*()]|\[.*\]", "", _last_word_type(src.text(receiver)))
         return _Def(node, node, role, name, qualifier=rtype, payload={"receiver": rtype})
+    parent = node.parent
+    if node.type == "type_spec" and parent is not None and parent.named_child_count == 1:
+        return _Def(node, parent, role, name)  # `type X struct{}`: keep its doc comment
     return _Def(node, node, role, name)
 
 
@@ -362,20 +394,32 @@ def _generic_signature(src: Source, node: Node) -> str:
         text = src.data[node.start_byte : body.start_byte].decode("utf-8", "replace")
     else:
         text = src.text(node)
-        for stop in ("{", "\n\n"):
+        for stop in ("{", "\n"):
             cut = text.find(stop)
             if cut > 0:
                 text = text[:cut]
+    if "#" in text or "//" in text:  # a comment between header and body (Ruby, C++)
+        text = "\n".join(
+            line for line in text.split("\n") if not line.lstrip().startswith(("#", "//"))
+        )
     return collapse(text.rstrip(" {=:"), _SIG_LIMIT)
 
 
+_XML_TAG = re.compile(r"</?(summary|remarks|returns|param|see|c|code|para)\b[^>]*>")
 _COMMENT_MARKS = re.compile(r"^\s*(///?|/\*\*?|\*/|\*|#)\s?")
 
 
 def _leading_comment(src: Source, node: Node) -> str | None:
     lines: list[str] = []
     expected = node.start_point[0]
-    prev = node.prev_sibling
+    anchor = node
+    while (
+        anchor.prev_sibling is None
+        and anchor.parent is not None
+        and anchor.parent.start_byte == anchor.start_byte
+    ):
+        anchor = anchor.parent
+    prev = anchor.prev_sibling
     while prev is not None:
         if prev.type in ("attribute_item", "attribute_list", "decorator"):
             expected = prev.start_point[0]
@@ -391,7 +435,7 @@ def _leading_comment(src: Source, node: Node) -> str | None:
     if not lines:
         return None
     cleaned = [_COMMENT_MARKS.sub("", line).rstrip("*/ ").rstrip() for line in lines]
-    text = "\n".join(cleaned).strip()
+    text = _XML_TAG.sub("", "\n".join(cleaned)).strip()
     return text[:_DOC_LIMIT] or None
 
 
