@@ -286,10 +286,10 @@ def _describe_js(src: Source, node: Node, role: str) -> _Def | None:
         if not name and node.parent is not None and node.parent.type == "variable_declarator":
             name = src.field_text(node.parent, "name")
         return _Def(node, node, role, name) if name else None
-    if node.type in _JS_EXPORTABLE and node.parent is not None:
-        if node.parent.type == "export_statement":
-            name = src.field_text(node, "name")
-            return _Def(node, node.parent, role, name, payload={"exported": True})
+    parent = node.parent
+    if node.type in _JS_EXPORTABLE and parent is not None and parent.type == "export_statement":
+        name = src.field_text(node, "name")
+        return _Def(node, parent, role, name, payload={"exported": True})
     name_node = node.child_by_field_name("name")
     if name_node is None or name_node.type not in (
         "identifier",
