@@ -1,0 +1,73 @@
+"""End to end: index a real directory, query it through the CLI with the lexical navigator."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import treeseek
+from treeseek.cli.app import load_commands
+
+REPO = {
+    "payments/retry.py": "def backoff(attempt):\n    return min(60, 2 ** attempt)\n",
+    "payments/invoice.py": "class Invoice:\n    total = 0\n",
+    "users/profile.py": "class Profile:\n    name = ''\n",
+    "users/avatar.py": "def resize(img):\n    return img\n",
+    "docs/guide.md": "# Guide\n",
+    "README.md": "# Shop\n",
+}
+
+
+@pytest.fixture
+def indexed(tmp_path: Path) -> Path:
+    source = tmp_path / "shop"
+    for rel, text in REPO.items():
+        path = source / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    db_path = tmp_path / "treeseek.db"
+    with treeseek.open(db_path) as db:
+        db.index(source, name="shop")
+    return db_path
+
+
+def _run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(load_commands(), list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_query_returns_the_expected_file_first_with_contents(indexed: Path) -> None:
+    code, out, err = _run(
+        "query", "shop", "payments retry backoff is too aggressive", "-k", "2",
+        "--llm", "lexical", "--json", "--db", str(indexed),
+    )  # fmt: skip
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["navigator"] == "lexical"
+    assert data["strategy"] == "beam"  # 12 nodes: auto picks Beam
+    first = data["files"][0]
+    assert first["path"] == "payments/retry.py"
+    assert first["content"] == REPO["payments/retry.py"]
+    assert first["node_id"]
+    assert len(data["files"]) <= 2
+    assert {"trace", "usage", "cost_usd"} <= data.keys()
+    assert data["trace"]["rounds"][0]["blocks"][0]["candidate_set"]
+
+
+def test_block_strategy_and_trace(indexed: Path) -> None:
+    code, out, err = _run(
+        "query", "shop", "payments retry backoff", "-k", "1", "--strategy", "block",
+        "--llm", "lexical", "--trace", "--db", str(indexed),
+    )  # fmt: skip
+    assert code == 0, err
+    assert out.splitlines()[0].strip() == "1. payments/retry.py"
+    assert "round 0" in err and "top_candidate_ids" in err and "pick_limit" in err
+
+
+def test_unknown_tree_is_a_clear_error(indexed: Path) -> None:
+    code, _, err = _run("query", "nope", "anything", "--llm", "lexical", "--db", str(indexed))
+    assert code == 2
+    assert "no tree named 'nope'" in err
