@@ -48,6 +48,10 @@ class TreeWriter(Protocol):
     def set_info(self, info: TreeInfo) -> None:
         """Record the tree's metadata (counts, depth, times)."""
 
+    def copy_from(self, source: str) -> None:
+        """Replace this tree's nodes and derived rows by a copy of tree ``source``'s, inside
+        this write (so "copy a base, then apply the differences" is one atomic step)."""
+
 
 @runtime_checkable
 class Store(Protocol):

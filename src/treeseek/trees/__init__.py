@@ -1,0 +1,1 @@
+"""Trees: the node model, the builder seam and the builders (filesystem, path list)."""

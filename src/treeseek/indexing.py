@@ -1,0 +1,437 @@
+"""Indexing: turn what a builder lists into a stored tree, touching only what changed.
+
+The same machinery serves every source (directory, path list, git commit):
+
+1. enumerate the builder's entries (files, and directories that must exist even when empty),
+   checking that every path is a clean repo-relative path;
+2. for each file, reuse the stored content hash when the source's cheap signature
+   (``size:mtime_ns``, a blob id) is unchanged; otherwise read the bytes, sniff for binary
+   (a NUL byte in the first 8 KiB), apply the size limit, and hash (sha256 hex);
+3. derive the directory nodes, ids (:func:`~treeseek.trees.model.node_id_for_path`), sibling
+   order (:func:`~treeseek.trees.model.sibling_sort_key`), depth and child counts;
+4. compare with the stored version and write, in ONE transaction, only the rows that changed,
+   the new contents, the removals and the tree metadata; the index hooks (derived layers such as
+   the code index) run inside that same transaction.
+
+A killed indexer therefore leaves the previous version intact, and readers never see half a tree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import re
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Protocol
+
+from treeseek.errors import BuildError, PathError, TreeNotFound
+from treeseek.store.base import Store, TreeWriter
+from treeseek.trees.model import (
+    ROOT_PATH,
+    ContentStatus,
+    Node,
+    NodeType,
+    TreeInfo,
+    node_id_for_path,
+    sibling_sort_key,
+)
+from treeseek.trees.source import SourceEntry, SourceWarnings, TreeBuilder
+
+#: files larger than this keep their node but no content (ContentStatus.TOO_LARGE)
+DEFAULT_MAX_FILE_BYTES = 1024 * 1024
+#: how much of a file is sniffed for NUL bytes
+BINARY_SNIFF_BYTES = 8192
+
+#: index hooks every Database runs unless told otherwise: "module:callable" factories that
+#: return an IndexHook (imported lazily, like cli.app.COMMAND_MODULES)
+DEFAULT_HOOK_FACTORIES: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ChangedFile:
+    """A file whose content was added or changed in this run (as the new node says).
+
+    A file whose content went away while its node stayed (now binary, too large or unreadable)
+    is listed too, with empty ``data``: its ``node.content_status`` says why, and derived rows
+    for it must be dropped.
+    """
+
+    node: Node
+    data: bytes
+    #: True when the tree has no previous version in this write (nothing derived to replace)
+    full: bool = False
+
+
+class IndexHook(Protocol):
+    """A derived layer that is updated atomically with the tree it derives from."""
+
+    def apply(
+        self,
+        writer: TreeWriter,
+        tree: TreeInfo,
+        changed: Sequence[ChangedFile],
+        removed: Sequence[Node],
+    ) -> None:
+        """Update the derived rows of ``tree`` inside the tree's write transaction."""
+
+
+@dataclass(frozen=True, slots=True)
+class IndexProgress:
+    """Progress of one run: ``phase`` is "scan", "read" or "write"; ``total`` None if unknown."""
+
+    phase: str
+    done: int
+    total: int | None = None
+
+
+ProgressCallback = Callable[[IndexProgress], None]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexReport:
+    """What one indexing run did. Counts are of file nodes."""
+
+    tree: TreeInfo
+    added: int
+    changed: int
+    removed: int
+    unchanged: int
+    #: files without stored content, by reason (whole tree after this run)
+    binary: int
+    too_large: int
+    unreadable: int
+    warnings: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def default_hooks() -> list[IndexHook]:
+    """Instantiate the hooks listed in :data:`DEFAULT_HOOK_FACTORIES`."""
+    hooks: list[IndexHook] = []
+    for spec in DEFAULT_HOOK_FACTORIES:
+        module_name, _, attribute = spec.partition(":")
+        factory = getattr(importlib.import_module(module_name), attribute)
+        hooks.append(factory())
+    return hooks
+
+
+_UNCLEAN_PATH = re.compile(r"(?:^|/)\.{1,2}(?:/|$)|//|^/|/$|\x00")
+
+
+def check_relative_path(path: str) -> None:
+    """Raise :class:`PathError` unless ``path`` is a clean repo-relative POSIX path."""
+    if not path or _UNCLEAN_PATH.search(path):
+        raise PathError(
+            f"path {path!r} is not a clean repo-relative path (no leading '/', no '.' or '..'"
+            " parts, no empty parts); fix the path list"
+        )
+
+
+@dataclass(slots=True)
+class _FileOutcome:
+    size: int | None
+    content_hash: str | None
+    status: ContentStatus
+    signature: str | None
+    data: bytes | None  # bytes read this run (None: reused or unavailable)
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _collect(
+    builder: TreeBuilder, warnings: SourceWarnings, progress: ProgressCallback | None
+) -> tuple[dict[str, SourceEntry], set[str]]:
+    """Files by path and the set of directory paths (listed or implied, root included)."""
+    files: dict[str, SourceEntry] = {}
+    listed_dirs: set[str] = set()
+    for count, entry in enumerate(builder.entries(warnings), 1):
+        check_relative_path(entry.path)
+        if entry.type is NodeType.FILE:
+            files[entry.path] = entry
+        else:
+            listed_dirs.add(entry.path)
+        if progress is not None and count % 5000 == 0:
+            progress(IndexProgress("scan", count))
+    dirs: set[str] = {ROOT_PATH}
+    for path in (*files, *listed_dirs):
+        parent = path.rpartition("/")[0]
+        while parent not in dirs:
+            dirs.add(parent)
+            parent = parent.rpartition("/")[0]
+    dirs.update(listed_dirs)
+    clash = dirs.intersection(files)
+    if clash:
+        example = min(clash)
+        raise BuildError(
+            f"{example!r} is listed as a file but other paths are under it; a path cannot be"
+            " both a file and a directory"
+        )
+    return files, dirs
+
+
+def _decide(
+    entry: SourceEntry,
+    old: Node | None,
+    old_signature: str | None,
+    max_file_bytes: int,
+    warnings: SourceWarnings,
+) -> _FileOutcome:
+    """Reuse the stored state when the signature is unchanged, else read, sniff and hash."""
+    if entry.problem is not None:
+        warnings.add(f"{entry.path}: {entry.problem}")
+        return _FileOutcome(entry.size, None, ContentStatus.UNREADABLE, None, None)
+    if entry.read is None:
+        return _FileOutcome(entry.size, None, ContentStatus.ABSENT, entry.signature, None)
+    if (
+        old is not None
+        and entry.signature is not None
+        and old_signature == entry.signature
+        and _still_valid(old, max_file_bytes)
+    ):
+        return _FileOutcome(old.size, old.content_hash, old.content_status, entry.signature, None)
+    if entry.size is not None and entry.size > max_file_bytes:
+        return _FileOutcome(entry.size, None, ContentStatus.TOO_LARGE, entry.signature, None)
+    try:
+        data = entry.read()
+    except OSError as exc:
+        warnings.add(f"{entry.path}: cannot read ({exc.strerror or exc}); kept without content")
+        return _FileOutcome(entry.size, None, ContentStatus.UNREADABLE, None, None)
+    size = len(data)
+    if size > max_file_bytes:
+        return _FileOutcome(size, None, ContentStatus.TOO_LARGE, entry.signature, None)
+    if b"\x00" in data[:BINARY_SNIFF_BYTES]:
+        return _FileOutcome(size, None, ContentStatus.BINARY, entry.signature, None)
+    return _FileOutcome(size, _sha256(data), ContentStatus.STORED, entry.signature, data)
+
+
+def _still_valid(old: Node, max_file_bytes: int) -> bool:
+    """Whether a stored decision still holds under the current size limit."""
+    size = old.size or 0
+    if old.content_status is ContentStatus.STORED:
+        return size <= max_file_bytes
+    if old.content_status is ContentStatus.TOO_LARGE:
+        return size > max_file_bytes
+    return old.content_status in (ContentStatus.BINARY, ContentStatus.ABSENT)
+
+
+def _build_nodes(files: dict[str, _FileOutcome], dirs: set[str]) -> tuple[list[Node], int]:
+    """Every node of the tree (root first) and the maximum depth."""
+    siblings: dict[str, list[tuple[tuple[int, str, str], str]]] = defaultdict(list)
+    for path in dirs:
+        if path != ROOT_PATH:
+            name = path.rpartition("/")
+            siblings[name[0]].append((sibling_sort_key(name[2], NodeType.DIRECTORY), path))
+    for path in files:
+        name = path.rpartition("/")
+        siblings[name[0]].append((sibling_sort_key(name[2], NodeType.FILE), path))
+
+    ids: dict[str, str] = {}
+    for path in (*dirs, *files):
+        ids[path] = node_id_for_path(path)
+    if len(set(ids.values())) != len(ids):
+        by_id: dict[str, str] = {}
+        for path, node_id in ids.items():
+            if node_id in by_id:
+                raise BuildError(
+                    f"node id collision: {by_id[node_id]!r} and {path!r} share id {node_id!r};"
+                    " rename one of them to index this tree"
+                )
+            by_id[node_id] = path
+
+    order: dict[str, int] = {}
+    child_count: dict[str, int] = {}
+    for parent, group in siblings.items():
+        group.sort()
+        child_count[parent] = len(group)
+        for position, (_, path) in enumerate(group):
+            order[path] = position
+
+    nodes: list[Node] = [
+        Node(
+            id=ids[ROOT_PATH],
+            path=ROOT_PATH,
+            type=NodeType.DIRECTORY,
+            parent_id=None,
+            depth=0,
+            order=0,
+            child_count=child_count.get(ROOT_PATH, 0),
+        )
+    ]
+    max_depth = 0
+    for path in dirs:
+        if path == ROOT_PATH:
+            continue
+        depth = path.count("/") + 1
+        max_depth = max(max_depth, depth)
+        nodes.append(
+            Node(
+                id=ids[path],
+                path=path,
+                type=NodeType.DIRECTORY,
+                parent_id=ids[path.rpartition("/")[0]],
+                depth=depth,
+                order=order[path],
+                child_count=child_count.get(path, 0),
+            )
+        )
+    for path, outcome in files.items():
+        depth = path.count("/") + 1
+        max_depth = max(max_depth, depth)
+        nodes.append(
+            Node(
+                id=ids[path],
+                path=path,
+                type=NodeType.FILE,
+                parent_id=ids[path.rpartition("/")[0]],
+                depth=depth,
+                order=order[path],
+                size=outcome.size,
+                content_hash=outcome.content_hash,
+                content_status=outcome.status,
+            )
+        )
+    return nodes, max_depth
+
+
+def index_tree(
+    store: Store,
+    name: str,
+    builder: TreeBuilder,
+    *,
+    base: str | None = None,
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    hooks: Iterable[IndexHook] = (),
+    progress: ProgressCallback | None = None,
+) -> IndexReport:
+    """Build or update tree ``name`` from ``builder`` in one atomic write.
+
+    ``base``: when tree ``name`` does not exist yet, start from a copy of tree ``base`` and
+    apply only the differences (how a git commit reuses the nearest commit already indexed).
+    It is ignored when ``name`` already exists.
+    """
+    started = time.perf_counter()
+    if not name or name != name.strip():
+        raise BuildError(f"invalid tree name {name!r}: use a non-empty name without outer spaces")
+    if max_file_bytes < 0:
+        raise BuildError(f"max_file_bytes must be >= 0, got {max_file_bytes}")
+    warnings = SourceWarnings()
+    files, dirs = _collect(builder, warnings, progress)
+
+    exists = store.has_tree(name)
+    previous: str | None = name if exists else None
+    copy_base = False
+    if not exists and base is not None:
+        if not store.has_tree(base):
+            raise TreeNotFound(base)
+        previous, copy_base = base, True
+    old_nodes: dict[str, Node] = {}
+    old_signatures: dict[str, str] = {}
+    old_info: TreeInfo | None = None
+    if previous is not None:
+        old_info = store.tree(previous)
+        old_nodes = {n.path: n for n in store.subtree(previous)}
+        old_signatures = {
+            path: state.signature for path, state in store.file_states(previous).items()
+        }
+
+    outcomes: dict[str, _FileOutcome] = {}
+    total = len(files)
+    for done, (path, entry) in enumerate(files.items(), 1):
+        old = old_nodes.get(path)
+        old_file = old if old is not None and old.is_file else None
+        outcomes[path] = _decide(
+            entry, old_file, old_signatures.get(path), max_file_bytes, warnings
+        )
+        if progress is not None and (done % 500 == 0 or done == total):
+            progress(IndexProgress("read", done, total))
+
+    nodes, max_depth = _build_nodes(outcomes, dirs)
+
+    to_write: list[Node] = []
+    signatures: dict[str, str] = {}
+    changed_files: list[ChangedFile] = []
+    added = changed = unchanged = 0
+    binary = too_large = unreadable = 0
+    full = previous is None
+    new_contents: dict[str, bytes] = {}
+    for node in nodes:
+        old = old_nodes.get(node.path)
+        if not node.is_file:
+            if old != node:
+                to_write.append(node)
+            continue
+        outcome = outcomes[node.path]
+        status = node.content_status
+        binary += status is ContentStatus.BINARY
+        too_large += status is ContentStatus.TOO_LARGE
+        unreadable += status is ContentStatus.UNREADABLE
+        if outcome.signature is not None:
+            signatures[node.id] = outcome.signature
+        if (
+            old is not None
+            and old == node
+            and old_signatures.get(node.path, "") == (outcome.signature or "")
+        ):
+            unchanged += 1
+            continue
+        to_write.append(node)
+        if old is None or not old.is_file:
+            added += 1
+        elif old.content_hash != node.content_hash or old.content_status != status:
+            changed += 1
+        else:
+            unchanged += 1  # only metadata (signature, order) moved
+        content_moved = old is None or old.content_hash != node.content_hash
+        if outcome.data is not None and content_moved:
+            new_contents[node.content_hash or ""] = outcome.data
+            changed_files.append(ChangedFile(node, outcome.data, full))
+        elif old is not None and old.content_hash is not None and node.content_hash is None:
+            changed_files.append(ChangedFile(node, b"", full))
+
+    new_paths = {n.path for n in nodes}
+    removed_nodes = [n for path, n in old_nodes.items() if path not in new_paths]
+    removed = sum(1 for n in removed_nodes if n.is_file)
+
+    now = datetime.now(UTC)
+    info = TreeInfo(
+        name=name,
+        source=builder.source,
+        root=builder.root,
+        node_count=len(nodes),
+        file_count=len(files),
+        dir_count=len(dirs),
+        max_depth=max_depth,
+        built_at=old_info.built_at if exists and old_info is not None else now,
+        updated_at=now,
+    )
+    if progress is not None:
+        progress(IndexProgress("write", 0, len(to_write)))
+    hook_list = list(hooks)
+    with store.write_tree(name) as writer:
+        if copy_base and previous is not None:
+            writer.copy_from(previous)
+        writer.put_contents(new_contents.items())
+        writer.delete_nodes(n.id for n in removed_nodes)
+        writer.upsert_nodes(to_write, signatures)
+        writer.set_info(info)
+        for hook in hook_list:
+            hook.apply(writer, info, changed_files, removed_nodes)
+    if progress is not None:
+        progress(IndexProgress("write", len(to_write), len(to_write)))
+    return IndexReport(
+        tree=store.tree(name),
+        added=added,
+        changed=changed,
+        removed=removed,
+        unchanged=unchanged,
+        binary=binary,
+        too_large=too_large,
+        unreadable=unreadable,
+        warnings=list(warnings.messages),
+        seconds=time.perf_counter() - started,
+    )

@@ -1,0 +1,127 @@
+"""The SQLite schema, as an ordered, append-only list of migrations.
+
+How to add tables (e.g. the code index):
+
+1. Append a :class:`Migration` to :data:`MIGRATIONS` with the next version number
+   (``MIGRATIONS[-1].version + 1``). Never edit or reorder a migration that has been committed:
+   databases in the wild have already applied it.
+2. Per-tree tables must reference their tree so that deleting a tree removes their rows:
+   ``tree_id INTEGER NOT NULL REFERENCES trees(id) ON DELETE CASCADE``, and rows attached to one
+   node should also reference it: ``FOREIGN KEY (tree_id, node_id) REFERENCES nodes(tree_id,
+   node_id) ON DELETE CASCADE`` (re-indexing deletes removed nodes; an upserted node keeps its
+   row, so derived rows of a changed file must be replaced by the index hook).
+3. If :meth:`~treeseek.store.sqlite.SQLiteStore.copy_tree` should copy the table too (it should,
+   for anything derived from the tree), list it in the migration's ``tree_tables``. The copy
+   duplicates every column, replacing ``tree_id``; so such a table must be keyed by
+   ``(tree_id, ...)``, never by a database-wide autoincrement id.
+
+Each migration runs in its own transaction together with the version bump, so a failed
+migration leaves the database at the previous version.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    description: str
+    #: SQL statements separated by ``;`` (triggers with ``BEGIN ... END;`` are fine)
+    sql: str = ""
+    #: optional Python step, run after ``sql`` inside the same transaction
+    run: Callable[[sqlite3.Connection], None] | None = None
+    #: per-tree tables this migration creates that copy_tree must duplicate
+    tree_tables: tuple[str, ...] = ()
+
+
+_V1_TREES_NODES_CONTENTS = """
+CREATE TABLE trees (
+    id          INTEGER PRIMARY KEY,
+    name        TEXT NOT NULL UNIQUE,
+    source      TEXT NOT NULL,
+    root        TEXT NOT NULL,
+    node_count  INTEGER NOT NULL DEFAULT 0,
+    file_count  INTEGER NOT NULL DEFAULT 0,
+    dir_count   INTEGER NOT NULL DEFAULT 0,
+    max_depth   INTEGER NOT NULL DEFAULT 0,
+    built_at    TEXT NOT NULL,
+    updated_at  TEXT NOT NULL
+);
+
+-- file contents shared by all trees: zlib-compressed, keyed by the sha256 of the raw bytes
+CREATE TABLE contents (
+    hash  TEXT PRIMARY KEY,
+    size  INTEGER NOT NULL,
+    data  BLOB NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE nodes (
+    tree_id         INTEGER NOT NULL REFERENCES trees(id) ON DELETE CASCADE,
+    node_id         TEXT NOT NULL,
+    path            TEXT NOT NULL,
+    type            TEXT NOT NULL,
+    parent_id       TEXT,
+    depth           INTEGER NOT NULL,
+    ord             INTEGER NOT NULL,
+    child_count     INTEGER NOT NULL DEFAULT 0,
+    size            INTEGER,
+    content_hash    TEXT REFERENCES contents(hash),
+    content_status  TEXT NOT NULL,
+    signature       TEXT,
+    PRIMARY KEY (tree_id, node_id)
+) WITHOUT ROWID;
+
+-- node-by-path, and subtree reads as a materialized-path range: path >= 'a/' AND path < 'a0'
+CREATE UNIQUE INDEX nodes_by_path ON nodes(tree_id, path);
+-- children-of, already in stored sibling order
+CREATE INDEX nodes_by_parent ON nodes(tree_id, parent_id, ord);
+-- orphaned-content checks
+CREATE INDEX nodes_by_content ON nodes(content_hash) WHERE content_hash IS NOT NULL;
+
+-- node ids derive from the path: the same id with another path is a collision, never a merge
+CREATE TRIGGER nodes_id_collision BEFORE UPDATE OF path ON nodes
+WHEN NEW.path <> OLD.path
+BEGIN
+    SELECT RAISE(ABORT, 'node id collision: two paths share one node id');
+END;
+"""
+
+#: every migration, in order; append only
+MIGRATIONS: list[Migration] = [
+    Migration(
+        version=1,
+        description="trees, nodes and shared contents",
+        sql=_V1_TREES_NODES_CONTENTS,
+        tree_tables=("nodes",),
+    ),
+]
+
+
+def split_statements(sql: str) -> list[str]:
+    """Split a script into complete statements (keeps trigger bodies whole).
+
+    ``executescript`` would commit the surrounding transaction, so migrations run statement
+    by statement instead.
+    """
+    statements: list[str] = []
+    pending = ""
+    for line in sql.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            if pending.strip():
+                statements.append(pending.strip())
+            pending = ""
+    if pending.strip():
+        if not sqlite3.complete_statement(pending + ";"):
+            raise ValueError(f"incomplete SQL statement in migration: {pending.strip()[:80]!r}")
+        statements.append(pending.strip())
+    return statements
+
+
+def tree_tables(migrations: list[Migration]) -> tuple[str, ...]:
+    """The per-tree tables copy_tree duplicates, in creation order."""
+    return tuple(table for m in migrations for table in m.tree_tables)

@@ -1,0 +1,626 @@
+"""The embedded SQLite store.
+
+Connections: one per thread (created on first use), all in WAL mode with foreign keys on and a
+busy timeout, so readers in other threads and processes keep reading the last committed version
+while a writer works, and never see half a tree.
+
+Writes: :meth:`SQLiteStore.write_tree` opens ``BEGIN IMMEDIATE`` on the calling thread's
+connection and yields a :class:`SQLiteTreeWriter`; the block commits on success and rolls back on
+an exception. A killed process leaves an uncommitted WAL tail that SQLite discards on the next
+open, so the previous version stays intact.
+
+Extending the store for derived layers (e.g. the code index) without touching this file: put the
+tables in a migration (:mod:`treeseek.store.migrations`), and write the rows from a module in
+this package that takes the :class:`SQLiteTreeWriter` and uses its ``connection`` and
+``tree_id`` (same transaction, so derived rows commit or roll back with the tree).
+
+Paths that are not valid UTF-8 (surrogate-escaped names from the filesystem) are stored as their
+raw bytes in the TEXT column (``CAST(? AS TEXT)``) and decoded back with ``surrogateescape``, so
+byte-wise ordering and subtree range reads work for them like for any other path.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import zlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from treeseek.errors import NodeNotFound, SchemaError, StoreError, TreeNotFound
+from treeseek.store.base import FileState
+from treeseek.store.migrations import MIGRATIONS, Migration, split_statements, tree_tables
+from treeseek.trees.model import ROOT_PATH, ContentStatus, Node, NodeType, TreeInfo, TreeSource
+
+#: how many values go into one ``IN (...)`` list (SQLite's default limit is 32766; stay small)
+CHUNK = 500
+BUSY_TIMEOUT_MS = 30_000
+COMPRESSION_LEVEL = 6
+PAGE_SIZE = 16384
+CACHE_KIB = 64 * 1024
+
+_NODE_COLUMNS = (
+    "node_id, path, type, parent_id, depth, ord, child_count, size, content_hash, content_status"
+)
+_TYPES = {t.value: t for t in NodeType}
+_STATUSES = {s.value: s for s in ContentStatus}
+_TREE_COLUMNS = (
+    "name, source, root, node_count, file_count, dir_count, max_depth, built_at, updated_at"
+)
+
+
+def _text_param(value: str) -> str | bytes:
+    """A str SQLite accepts: surrogate-escaped names travel as raw bytes (see module doc)."""
+    if value.isascii():
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "surrogateescape")
+    return value
+
+
+def _decode_text(raw: bytes) -> str:
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def _row_to_node(row: Sequence[Any]) -> Node:
+    return Node(
+        id=row[0],
+        path=row[1],
+        type=_TYPES[row[2]],
+        parent_id=row[3],
+        depth=row[4],
+        order=row[5],
+        child_count=row[6],
+        size=row[7],
+        content_hash=row[8],
+        content_status=_STATUSES[row[9]],
+    )
+
+
+def _row_to_info(row: Sequence[Any]) -> TreeInfo:
+    return TreeInfo(
+        name=row[0],
+        source=TreeSource(row[1]),
+        root=row[2],
+        node_count=row[3],
+        file_count=row[4],
+        dir_count=row[5],
+        max_depth=row[6],
+        built_at=datetime.fromisoformat(row[7]),
+        updated_at=datetime.fromisoformat(row[8]),
+    )
+
+
+def _chunks(items: Sequence[Any], size: int = CHUNK) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _placeholders(n: int) -> str:
+    return ",".join("?" * n)
+
+
+def _prefix_range(path: str) -> tuple[str, str]:
+    """Bounds of the paths strictly under ``path``: ``'a/b/' <= p < 'a/b0'`` ('0' follows '/')."""
+    return path + "/", path + "0"
+
+
+class SQLiteTreeWriter:
+    """One atomic write of one tree (see :class:`treeseek.store.base.TreeWriter`)."""
+
+    def __init__(self, store: SQLiteStore, connection: sqlite3.Connection, tree_id: int) -> None:
+        self._store = store
+        #: the transaction's connection: derived-layer writers in this package may use it
+        self.connection = connection
+        #: the tree's row id, for derived tables keyed by (tree_id, ...)
+        self.tree_id = tree_id
+        self._maybe_orphaned: set[str] = set()
+        self._info_set = False
+
+    # -- contents ------------------------------------------------------------------------
+    def put_contents(self, items: Iterable[tuple[str, bytes]]) -> None:
+        pending = dict(items)
+        if not pending:
+            return
+        present = self._store._existing_hashes(self.connection, list(pending))
+        rows = [
+            (digest, len(data), zlib.compress(data, COMPRESSION_LEVEL))
+            for digest, data in pending.items()
+            if digest not in present
+        ]
+        self.connection.executemany(
+            "INSERT OR IGNORE INTO contents(hash, size, data) VALUES (?, ?, ?)", rows
+        )
+
+    # -- nodes ---------------------------------------------------------------------------
+    def upsert_nodes(self, nodes: Iterable[Node], signatures: Mapping[str, str]) -> None:
+        node_list = list(nodes)
+        if not node_list:
+            return
+        self._remember_old_hashes([n.id for n in node_list])
+        tid = self.tree_id
+        rows = [
+            (
+                tid,
+                n.id,
+                _text_param(n.path),
+                n.type.value,
+                n.parent_id,
+                n.depth,
+                n.order,
+                n.child_count,
+                n.size,
+                n.content_hash,
+                n.content_status.value,
+                signatures.get(n.id),
+            )
+            for n in node_list
+        ]
+        try:
+            self.connection.executemany(
+                "INSERT INTO nodes(tree_id, node_id, path, type, parent_id, depth, ord,"
+                " child_count, size, content_hash, content_status, signature)"
+                " VALUES (?, ?, CAST(? AS TEXT), ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT(tree_id, node_id) DO UPDATE SET path = excluded.path,"
+                " type = excluded.type, parent_id = excluded.parent_id,"
+                " depth = excluded.depth, ord = excluded.ord,"
+                " child_count = excluded.child_count, size = excluded.size,"
+                " content_hash = excluded.content_hash,"
+                " content_status = excluded.content_status, signature = excluded.signature",
+                rows,
+            )
+        except sqlite3.IntegrityError as exc:
+            raise StoreError(
+                f"cannot write nodes: {exc}; two paths map to one node id or a content is"
+                " missing. Rename one of the colliding paths and re-index."
+            ) from exc
+
+    def delete_nodes(self, node_ids: Iterable[str]) -> None:
+        ids = list(node_ids)
+        if not ids:
+            return
+        self._remember_old_hashes(ids)
+        for chunk in _chunks(ids):
+            self.connection.execute(
+                f"DELETE FROM nodes WHERE tree_id = ? AND node_id IN ({_placeholders(len(chunk))})",
+                (self.tree_id, *chunk),
+            )
+
+    def copy_from(self, source: str) -> None:
+        """Replace this tree's nodes (and derived rows) by those of tree ``source``.
+
+        Runs inside this write, so "copy a base, then apply the differences" stays atomic.
+        """
+        source_id = self._store._tree_id(self.connection, source)
+        if source_id == self.tree_id:
+            return
+        self._remember_all_hashes()
+        for table in reversed(self._store.tree_tables):
+            self.connection.execute(f"DELETE FROM {table} WHERE tree_id = ?", (self.tree_id,))
+        for table in self._store.tree_tables:
+            columns = self._store._columns(self.connection, table)
+            select = ", ".join("?" if c == "tree_id" else c for c in columns)
+            self.connection.execute(
+                f"INSERT INTO {table} ({', '.join(columns)})"
+                f" SELECT {select} FROM {table} WHERE tree_id = ?",
+                (*([self.tree_id] * columns.count("tree_id")), source_id),
+            )
+
+    def set_info(self, info: TreeInfo) -> None:
+        self.connection.execute(
+            "UPDATE trees SET source = ?, root = ?, node_count = ?, file_count = ?,"
+            " dir_count = ?, max_depth = ?, built_at = ?, updated_at = ? WHERE id = ?",
+            (
+                info.source.value,
+                _text_param(info.root),
+                info.node_count,
+                info.file_count,
+                info.dir_count,
+                info.max_depth,
+                info.built_at.isoformat(),
+                info.updated_at.isoformat(),
+                self.tree_id,
+            ),
+        )
+        self._info_set = True
+
+    # -- internals -----------------------------------------------------------------------
+    def _remember_old_hashes(self, node_ids: Sequence[str]) -> None:
+        for chunk in _chunks(node_ids):
+            rows = self.connection.execute(
+                "SELECT content_hash FROM nodes WHERE tree_id = ? AND content_hash IS NOT NULL"
+                f" AND node_id IN ({_placeholders(len(chunk))})",
+                (self.tree_id, *chunk),
+            )
+            self._maybe_orphaned.update(r[0] for r in rows)
+
+    def _remember_all_hashes(self) -> None:
+        rows = self.connection.execute(
+            "SELECT DISTINCT content_hash FROM nodes WHERE tree_id = ?"
+            " AND content_hash IS NOT NULL",
+            (self.tree_id,),
+        )
+        self._maybe_orphaned.update(r[0] for r in rows)
+
+    def _finish(self) -> None:
+        self._store._delete_orphans(self.connection, self._maybe_orphaned)
+
+
+class SQLiteStore:
+    """Trees, nodes and contents in one SQLite file (see :class:`treeseek.store.base.Store`)."""
+
+    def __init__(self, path: str | Path, *, migrations: list[Migration] | None = None) -> None:
+        self.path = Path(path)
+        self._migrations = MIGRATIONS if migrations is None else migrations
+        self.tree_tables = tree_tables(self._migrations)
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        self._columns_cache: dict[str, list[str]] = {}
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot create the database directory {self.path.parent}: {exc.strerror};"
+                " pass --db (or set TREESEEK_DB) to a writable location"
+            ) from exc
+        self._migrate(self._conn())
+
+    # -- connections ---------------------------------------------------------------------
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None:
+            return conn
+        if self._closed:
+            raise StoreError(f"the database {self.path} is closed")
+        try:
+            conn = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=30
+            )
+            conn.text_factory = _decode_text
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            # only effective on a new, empty file: bigger pages make bulk inserts cheaper
+            conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
+            conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(
+                f"cannot open the database {self.path}: {exc}; is it a treeseek database?"
+                " Pass --db (or set TREESEEK_DB) to another file"
+            ) from exc
+        if str(mode).lower() != "wal":
+            raise StoreError(f"cannot switch {self.path} to WAL mode (got {mode!r})")
+        self._local.conn = conn
+        with self._lock:
+            self._all.append(conn)
+        return conn
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            for conn in self._all:
+                conn.close()
+            self._all.clear()
+        self._local = threading.local()
+
+    # -- schema --------------------------------------------------------------------------
+    @property
+    def schema_version(self) -> int:
+        return self._version(self._conn())
+
+    @staticmethod
+    def _version(conn: sqlite3.Connection) -> int:
+        row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
+        return int(row[0] or 0)
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        try:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_version ("
+                " version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_at TEXT NOT NULL)"
+            )
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"cannot use the database {self.path}: {exc}") from exc
+        known = self._migrations[-1].version if self._migrations else 0
+        current = self._version(conn)
+        if current > known:
+            raise SchemaError(
+                f"the database {self.path} has schema version {current}, newer than this"
+                f" treeseek knows ({known}); upgrade treeseek or use another --db"
+            )
+        for migration in self._migrations:
+            if migration.version <= current:
+                continue
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                # another process may have migrated while we waited for the lock
+                if self._version(conn) >= migration.version:
+                    conn.execute("COMMIT")
+                    continue
+                for statement in split_statements(migration.sql):
+                    conn.execute(statement)
+                if migration.run is not None:
+                    migration.run(conn)
+                conn.execute(
+                    "INSERT INTO schema_version(version, description, applied_at) VALUES (?,?,?)",
+                    (migration.version, migration.description, datetime.now(UTC).isoformat()),
+                )
+                conn.execute("COMMIT")
+            except Exception as exc:
+                conn.execute("ROLLBACK")
+                raise SchemaError(
+                    f"migration {migration.version} ({migration.description}) failed on"
+                    f" {self.path}: {exc}; the database is unchanged at version"
+                    f" {self._version(conn)}"
+                ) from exc
+
+    def _columns(self, conn: sqlite3.Connection, table: str) -> list[str]:
+        if table not in self._columns_cache:
+            rows = conn.execute(f"PRAGMA table_info({table})").fetchall()
+            self._columns_cache[table] = [r[1] for r in rows]
+        return self._columns_cache[table]
+
+    # -- trees ---------------------------------------------------------------------------
+    def _tree_id(self, conn: sqlite3.Connection, name: str) -> int:
+        row = conn.execute("SELECT id FROM trees WHERE name = ?", (name,)).fetchone()
+        if row is None:
+            raise TreeNotFound(name)
+        return int(row[0])
+
+    def trees(self) -> list[TreeInfo]:
+        rows = self._conn().execute(f"SELECT {_TREE_COLUMNS} FROM trees ORDER BY name")
+        return [_row_to_info(r) for r in rows]
+
+    def tree(self, name: str) -> TreeInfo:
+        row = (
+            self._conn()
+            .execute(f"SELECT {_TREE_COLUMNS} FROM trees WHERE name = ?", (name,))
+            .fetchone()
+        )
+        if row is None:
+            raise TreeNotFound(name)
+        return _row_to_info(row)
+
+    def has_tree(self, name: str) -> bool:
+        row = self._conn().execute("SELECT 1 FROM trees WHERE name = ?", (name,)).fetchone()
+        return row is not None
+
+    def delete_tree(self, name: str) -> None:
+        conn = self._conn()
+        with self._transaction(conn):
+            tree_id = self._tree_id(conn, name)
+            hashes = {
+                r[0]
+                for r in conn.execute(
+                    "SELECT DISTINCT content_hash FROM nodes WHERE tree_id = ?"
+                    " AND content_hash IS NOT NULL",
+                    (tree_id,),
+                )
+            }
+            conn.execute("DELETE FROM trees WHERE id = ?", (tree_id,))
+            self._delete_orphans(conn, hashes)
+
+    def copy_tree(self, source: str, target: str) -> None:
+        info = self.tree(source)
+        with self.write_tree(target) as writer:
+            writer.copy_from(source)
+            now = datetime.now(UTC)
+            writer.set_info(
+                TreeInfo(
+                    name=target,
+                    source=info.source,
+                    root=info.root,
+                    node_count=info.node_count,
+                    file_count=info.file_count,
+                    dir_count=info.dir_count,
+                    max_depth=info.max_depth,
+                    built_at=now,
+                    updated_at=now,
+                )
+            )
+
+    @contextmanager
+    def _transaction(self, conn: sqlite3.Connection) -> Iterator[None]:
+        if conn.in_transaction:
+            raise StoreError("nested write: a write transaction is already open on this thread")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise StoreError(
+                f"the database {self.path} is busy ({exc}); another indexer holds the write"
+                " lock, wait for it to finish and retry"
+            ) from exc
+        try:
+            yield
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    @contextmanager
+    def write_tree(self, name: str) -> Iterator[SQLiteTreeWriter]:
+        conn = self._conn()
+        with self._transaction(conn):
+            row = conn.execute("SELECT id FROM trees WHERE name = ?", (name,)).fetchone()
+            if row is None:
+                now = datetime.now(UTC).isoformat()
+                cursor = conn.execute(
+                    "INSERT INTO trees(name, source, root, built_at, updated_at)"
+                    " VALUES (?, ?, '', ?, ?)",
+                    (name, TreeSource.FILESYSTEM.value, now, now),
+                )
+                tree_id = int(cursor.lastrowid or 0)
+            else:
+                tree_id = int(row[0])
+            writer = SQLiteTreeWriter(self, conn, tree_id)
+            yield writer
+            writer._finish()
+
+    # -- nodes ---------------------------------------------------------------------------
+    def root(self, tree: str) -> Node:
+        found = self.node_by_path(tree, ROOT_PATH)
+        if found is None:
+            raise NodeNotFound(f"tree {tree!r} has no root node; re-index it")
+        return found
+
+    def node(self, tree: str, node_id: str) -> Node:
+        conn = self._conn()
+        tree_id = self._tree_id(conn, tree)
+        row = conn.execute(
+            f"SELECT {_NODE_COLUMNS} FROM nodes WHERE tree_id = ? AND node_id = ?",
+            (tree_id, node_id),
+        ).fetchone()
+        if row is None:
+            raise NodeNotFound(f"no node with id {node_id!r} in tree {tree!r}")
+        return _row_to_node(row)
+
+    def nodes(self, tree: str, node_ids: Sequence[str]) -> list[Node]:
+        conn = self._conn()
+        tree_id = self._tree_id(conn, tree)
+        found: dict[str, Node] = {}
+        for chunk in _chunks(list(dict.fromkeys(node_ids))):
+            rows = conn.execute(
+                f"SELECT {_NODE_COLUMNS} FROM nodes WHERE tree_id = ?"
+                f" AND node_id IN ({_placeholders(len(chunk))})",
+                (tree_id, *chunk),
+            )
+            for row in rows:
+                found[row[0]] = _row_to_node(row)
+        return [found[i] for i in node_ids if i in found]
+
+    def node_by_path(self, tree: str, path: str) -> Node | None:
+        conn = self._conn()
+        tree_id = self._tree_id(conn, tree)
+        row = conn.execute(
+            f"SELECT {_NODE_COLUMNS} FROM nodes WHERE tree_id = ? AND path = CAST(? AS TEXT)",
+            (tree_id, _text_param(path)),
+        ).fetchone()
+        return None if row is None else _row_to_node(row)
+
+    def nodes_by_paths(self, tree: str, paths: Sequence[str]) -> dict[str, Node]:
+        conn = self._conn()
+        tree_id = self._tree_id(conn, tree)
+        found: dict[str, Node] = {}
+        for chunk in _chunks(list(dict.fromkeys(paths))):
+            rows = conn.execute(
+                f"SELECT {_NODE_COLUMNS} FROM nodes WHERE tree_id = ? AND path IN ("
+                + ",".join("CAST(? AS TEXT)" for _ in chunk)
+                + ")",
+                (tree_id, *(_text_param(p) for p in chunk)),
+            )
+            for row in rows:
+                node = _row_to_node(row)
+                found[node.path] = node
+        return found
+
+    def children(self, tree: str, node_id: str) -> list[Node]:
+        rows = self._conn().execute(
+            f"SELECT {_NODE_COLUMNS} FROM nodes"
+            " WHERE tree_id = (SELECT id FROM trees WHERE name = ?) AND parent_id = ?"
+            " ORDER BY ord",
+            (tree, node_id),
+        )
+        result = [_row_to_node(r) for r in rows]
+        if not result and not self.has_tree(tree):
+            raise TreeNotFound(tree)
+        return result
+
+    def children_many(self, tree: str, node_ids: Sequence[str]) -> dict[str, list[Node]]:
+        conn = self._conn()
+        tree_id = self._tree_id(conn, tree)
+        result: dict[str, list[Node]] = {i: [] for i in node_ids}
+        for chunk in _chunks(list(result)):
+            rows = conn.execute(
+                f"SELECT {_NODE_COLUMNS} FROM nodes WHERE tree_id = ?"
+                f" AND parent_id IN ({_placeholders(len(chunk))}) ORDER BY parent_id, ord",
+                (tree_id, *chunk),
+            )
+            for row in rows:
+                result[row[3]].append(_row_to_node(row))
+        return result
+
+    def subtree(self, tree: str, path: str = "") -> Iterator[Node]:
+        conn = self._conn()
+        tree_id = self._tree_id(conn, tree)
+        if path == ROOT_PATH:
+            rows = conn.execute(
+                f"SELECT {_NODE_COLUMNS} FROM nodes WHERE tree_id = ? ORDER BY path", (tree_id,)
+            ).fetchall()
+        else:
+            low, high = _prefix_range(path)
+            rows = conn.execute(
+                f"SELECT {_NODE_COLUMNS} FROM nodes WHERE tree_id = ? AND"
+                " (path = CAST(? AS TEXT) OR"
+                " (path >= CAST(? AS TEXT) AND path < CAST(? AS TEXT))) ORDER BY path",
+                (tree_id, _text_param(path), _text_param(low), _text_param(high)),
+            ).fetchall()
+        return (_row_to_node(r) for r in rows)
+
+    def file_states(self, tree: str) -> dict[str, FileState]:
+        conn = self._conn()
+        tree_id = self._tree_id(conn, tree)
+        rows = conn.execute(
+            "SELECT node_id, path, signature, content_hash FROM nodes"
+            " WHERE tree_id = ? AND type = ?",
+            (tree_id, NodeType.FILE.value),
+        )
+        return {r[1]: FileState(r[0], r[1], r[2] or "", r[3]) for r in rows}
+
+    # -- contents ------------------------------------------------------------------------
+    def content(self, tree: str, node_id: str) -> bytes | None:
+        conn = self._conn()
+        tree_id = self._tree_id(conn, tree)
+        row = conn.execute(
+            "SELECT c.data, n.content_hash FROM nodes n LEFT JOIN contents c"
+            " ON c.hash = n.content_hash WHERE n.tree_id = ? AND n.node_id = ?",
+            (tree_id, node_id),
+        ).fetchone()
+        if row is None:
+            raise NodeNotFound(f"no node with id {node_id!r} in tree {tree!r}")
+        if row[0] is None:
+            return None
+        return zlib.decompress(row[0])
+
+    def contents(self, hashes: Sequence[str]) -> dict[str, bytes]:
+        conn = self._conn()
+        result: dict[str, bytes] = {}
+        for chunk in _chunks(list(dict.fromkeys(hashes))):
+            rows = conn.execute(
+                f"SELECT hash, data FROM contents WHERE hash IN ({_placeholders(len(chunk))})",
+                tuple(chunk),
+            )
+            for digest, data in rows:
+                result[digest] = zlib.decompress(data)
+        return result
+
+    def content_count(self) -> int:
+        """How many distinct contents are stored (all trees)."""
+        return int(self._conn().execute("SELECT count(*) FROM contents").fetchone()[0])
+
+    # -- internals -----------------------------------------------------------------------
+    def _existing_hashes(self, conn: sqlite3.Connection, hashes: Sequence[str]) -> set[str]:
+        present: set[str] = set()
+        for chunk in _chunks(hashes):
+            rows = conn.execute(
+                f"SELECT hash FROM contents WHERE hash IN ({_placeholders(len(chunk))})",
+                tuple(chunk),
+            )
+            present.update(r[0] for r in rows)
+        return present
+
+    def _delete_orphans(self, conn: sqlite3.Connection, hashes: Iterable[str]) -> None:
+        candidates = list(hashes)
+        for chunk in _chunks(candidates):
+            conn.execute(
+                f"DELETE FROM contents WHERE hash IN ({_placeholders(len(chunk))})"
+                " AND NOT EXISTS (SELECT 1 FROM nodes WHERE nodes.content_hash = contents.hash)",
+                tuple(chunk),
+            )

@@ -1,0 +1,121 @@
+"""The path-list builder: a tree from repo-relative paths, with no contents.
+
+This is how the benchmark's trees (``git ls-tree -r --name-only`` listings) are loaded. Input is
+a text file (one path per line), a JSON list of strings, or stdin (``-``). Lines are taken
+verbatim except for the line ending; blank lines are skipped; ``./`` prefixes and repeated
+slashes are normalized; a trailing ``/`` marks a directory (so empty directories can be listed).
+A path that tries to leave the tree (absolute, or with a ``..`` part) is a :class:`PathError`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO
+
+from treeseek.errors import BuildError, PathError
+from treeseek.trees.model import NodeType, TreeSource
+from treeseek.trees.source import SourceEntry, SourceWarnings, TreeBuilder
+
+STDIN = "-"
+
+
+def normalize_listed_path(raw: str) -> tuple[str, NodeType]:
+    """Clean one listed path; ``("", DIRECTORY)`` means "the root" (nothing to add)."""
+    path = raw
+    if "\\" in path and "/" not in path and ":" not in path:
+        # a Windows listing: a/b\c would be ambiguous, so only convert pure backslash paths
+        path = path.replace("\\", "/")
+    if path.startswith("/") or (len(path) > 1 and path[1] == ":" and path[0].isalpha()):
+        raise PathError(
+            f"listed path {raw!r} is absolute; a path list holds repo-relative paths"
+            " (strip the checkout's directory)"
+        )
+    is_dir = path.endswith("/")
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            raise PathError(f"listed path {raw!r} leaves the tree ('..'); list paths inside it")
+        if "\x00" in part:
+            raise PathError(f"listed path {raw!r} contains a NUL byte")
+        parts.append(part)
+    return "/".join(parts), NodeType.DIRECTORY if is_dir else NodeType.FILE
+
+
+def _fast_clean(path: str) -> bool:
+    """True when a path needs no normalization (the common case, checked without splitting)."""
+    return not (
+        path.startswith(("/", "./", "../"))
+        or path.endswith(("/", "/.", "/.."))
+        or "//" in path
+        or "/./" in path
+        or "/../" in path
+        or "\\" in path
+        or "\x00" in path
+        or path in (".", "..")
+        or (len(path) > 1 and path[1] == ":")
+    )
+
+
+class PathListBuilder(TreeBuilder):
+    """Entries from an in-memory list of paths (files have :attr:`ContentStatus.ABSENT`)."""
+
+    source = TreeSource.PATH_LIST
+
+    def __init__(self, paths: Iterable[str], *, root: str = "<paths>") -> None:
+        self._paths = paths
+        self.root = root
+
+    def entries(self, warnings: SourceWarnings) -> Iterator[SourceEntry]:
+        file_type = NodeType.FILE
+        for raw in self._paths:
+            if not isinstance(raw, str):
+                raise BuildError(f"a path list holds strings, got {type(raw).__name__}: {raw!r}")
+            if not raw:
+                continue
+            if _fast_clean(raw):
+                yield SourceEntry(raw, file_type)
+                continue
+            path, node_type = normalize_listed_path(raw)
+            if path:
+                yield SourceEntry(path, node_type)
+
+    # -- constructors --------------------------------------------------------------------
+    @classmethod
+    def from_text(cls, text: str, *, root: str = "<paths>") -> PathListBuilder:
+        """Parse a JSON list (when the text starts with ``[``) or one path per line."""
+        stripped = text.lstrip()
+        if stripped.startswith("["):
+            try:
+                data = json.loads(stripped)
+            except json.JSONDecodeError as exc:
+                raise BuildError(
+                    f"{root}: looks like JSON but does not parse ({exc.msg} at line"
+                    f" {exc.lineno}); give a JSON list of strings or one path per line"
+                ) from exc
+            if not isinstance(data, list):
+                raise BuildError(f"{root}: expected a JSON list of paths")
+            return cls(data, root=root)
+        return cls([line.rstrip("\r") for line in text.split("\n")], root=root)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> PathListBuilder:
+        """Read a path list from a file, or from stdin when ``path`` is ``-``."""
+        if str(path) == STDIN:
+            return cls.from_stream(sys.stdin, root="<stdin>")
+        file = Path(path)
+        try:
+            raw = file.read_bytes()
+        except FileNotFoundError as exc:
+            raise BuildError(f"path list {file} does not exist") from exc
+        except OSError as exc:
+            raise BuildError(f"cannot read path list {file}: {exc.strerror}") from exc
+        return cls.from_text(raw.decode("utf-8", "surrogateescape"), root=str(file.resolve()))
+
+    @classmethod
+    def from_stream(cls, stream: IO[str], *, root: str = "<stdin>") -> PathListBuilder:
+        return cls.from_text(stream.read(), root=root)
