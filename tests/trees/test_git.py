@@ -115,3 +115,26 @@ def test_missing_object_read_is_a_build_error(bare_repo: BareRepo) -> None:
         # the process survives a missing object and keeps serving reads
         entry = next(iter(builder.entries(SourceWarnings())))
         assert entry.read is not None and entry.read() == b"a"
+
+
+def test_indexing_a_commit_from_its_neighbour_reads_only_changed_blobs(
+    bare_repo: BareRepo, tmp_path: Path
+) -> None:
+    import treeseek
+
+    files = {f"pkg/m{i}.py": f"value = {i}\n".encode() for i in range(40)}
+    first = bare_repo.commit(files)
+    second = bare_repo.commit({"pkg/m3.py": b"value = 'three'\n", "pkg/extra.py": b"e = 1\n"})
+    with treeseek.open(tmp_path / "t.db") as db:
+        with GitTreeBuilder(bare_repo.git_dir, first) as builder:
+            report = db.index(builder, name="first")
+            assert builder.blob_reads == 40 and report.added == 40
+        with GitTreeBuilder(bare_repo.git_dir, second) as builder:
+            report = db.index(builder, name="second", base="first")
+            # the copy of "first" keeps 39 files whose blob id did not change: not read again
+            assert builder.blob_reads == 2
+        assert (report.added, report.changed, report.unchanged) == (1, 1, 39)
+        assert db.text("second", "pkg/m3.py") == "value = 'three'\n"
+        assert db.text("second", "pkg/m7.py") == "value = 7\n"
+        assert db.text("first", "pkg/m3.py") == "value = 3\n"
+        assert db.tree("second").root == f"{bare_repo.git_dir.resolve()}@{second}"

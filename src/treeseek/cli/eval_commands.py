@@ -1,0 +1,284 @@
+"""``treeseek eval``: run the file-level benchmark, compare runs, plot runs.
+
+    treeseek eval DATASET --trees TREES.jsonl.gz [--strategy block] [--workers 2] --out runs/x
+    treeseek eval DATASET --repo django/django=/mirrors/django.git ... --strategy flat
+    treeseek eval compare runs/a runs/b
+    treeseek eval plot runs/a runs/b --out plots/
+
+``treeseek eval DATASET`` is short for ``treeseek eval run DATASET``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+from typer.core import TyperGroup
+
+from treeseek.cli.app import app
+from treeseek.errors import ConfigError, TreeseekError
+
+console = Console(stderr=True)
+out_console = Console()
+
+
+class _RunByDefault(TyperGroup):
+    """Dispatches ``treeseek eval DATASET ...`` to the ``run`` command."""
+
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:  # type: ignore[override]
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+eval_app = typer.Typer(
+    cls=_RunByDefault,
+    help="Evaluate retrieval on a file-level benchmark (run, compare, plot).",
+    no_args_is_help=True,
+)
+app.add_typer(eval_app, name="eval")
+
+
+def _fail(exc: TreeseekError) -> typer.Exit:
+    console.print(f"[red]error:[/red] {exc}", soft_wrap=True)
+    return typer.Exit(2)
+
+
+def parse_repo_mappings(values: list[str]) -> dict[str, Path]:
+    """``OWNER/NAME=GIT_DIR`` options into repo -> git directory."""
+    mirrors: dict[str, Path] = {}
+    for value in values:
+        repo, sep, git_dir = value.partition("=")
+        if not sep or "/" not in repo or not git_dir:
+            raise ConfigError(f"--repo {value!r}: expected OWNER/NAME=GIT_DIR")
+        mirrors[repo.strip()] = Path(git_dir).expanduser()
+    return mirrors
+
+
+def _default_out(dataset: Path, universe: str, strategy: str, llm: str, ranker: str | None) -> Path:
+    parts = [dataset.stem, universe, strategy, llm.replace(":", "-").replace("/", "-")]
+    if ranker:
+        parts.append(ranker)
+    return Path("runs") / "-".join(parts)
+
+
+@eval_app.command("run")
+def run_command(
+    dataset: Annotated[
+        Path, typer.Argument(help="JSONL of {instance_id, repo, base_commit, query, gold_files}.")
+    ],
+    trees: Annotated[
+        Path | None, typer.Option(help="Path listings (.jsonl.gz): search path-only trees.")
+    ] = None,
+    repo: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="OWNER/NAME=GIT_DIR (repeat): search trees with contents from bare mirrors."
+        ),
+    ] = None,
+    strategy: Annotated[str, typer.Option(help="auto | beam | block | flat | ...")] = "auto",
+    llm: Annotated[
+        str, typer.Option(help="Navigator spec, e.g. lexical or anthropic:MODEL.")
+    ] = "lexical",
+    ranker: Annotated[str, typer.Option(help="Path ranker: none | bm25 | vector.")] = "none",
+    k: Annotated[
+        int, typer.Option("-k", help="Files returned per query (scored: at most 10).")
+    ] = 10,
+    limit: Annotated[int | None, typer.Option(help="Only the first N selected instances.")] = None,
+    sample: Annotated[int | None, typer.Option(help="A random sample of N instances.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of --sample.")] = 0,
+    tier: Annotated[
+        list[str] | None, typer.Option(help="Only these tiers (repeat): easy, medium, hard, none.")
+    ] = None,
+    workers: Annotated[int, typer.Option(help="Parallel query processes.")] = 1,
+    out: Annotated[
+        Path | None, typer.Option(help="Output directory (resumed if it exists).")
+    ] = None,
+    db: Annotated[
+        Path | None,
+        typer.Option(help="Eval database (trees cached between runs); default OUT/../eval.db."),
+    ] = None,
+    quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
+) -> None:
+    """Run a benchmark: path only (--trees) or with contents (--repo ...)."""
+    from treeseek.eval.datasets import load_instances, load_path_lists, select_instances
+    from treeseek.eval.metrics import mean_scores
+    from treeseek.eval.records import QueryRecord
+    from treeseek.eval.runner import RunSettings, run_eval
+    from treeseek.eval.universes import ContentsUniverse, PathUniverse
+
+    try:
+        if (trees is None) == (not repo):
+            raise ConfigError(
+                "give --trees LISTINGS for path-only trees, or --repo OWNER/NAME=GIT_DIR for"
+                " trees with contents (not both)"
+            )
+        ranker_name = None if ranker == "none" else ranker
+        instances = select_instances(
+            load_instances(dataset),
+            tiers=tuple(tier or ()),
+            sample=sample,
+            seed=seed,
+            limit=limit,
+        )
+        universe: PathUniverse | ContentsUniverse
+        if trees is not None:
+            wanted = {i.commit_key for i in instances}
+            universe = PathUniverse(load_path_lists(trees, wanted))
+        else:
+            universe = ContentsUniverse(parse_repo_mappings(repo or []))
+        universe.check(i.commit_key for i in instances)
+        settings = RunSettings(
+            dataset=str(dataset),
+            universe=universe.kind.value,
+            strategy=strategy,
+            llm=llm,
+            ranker=ranker_name,
+            k=k,
+            tiers=tuple(tier or ()),
+            sample=sample,
+            seed=seed,
+            limit=limit,
+        )
+        out_dir = out or _default_out(dataset, settings.universe, strategy, llm, ranker_name)
+        db_path = db or out_dir.resolve().parent / "eval.db"
+        console.print(
+            f"{len(instances)} instances, {settings.universe} trees, strategy {strategy},"
+            f" navigator {llm}, ranker {ranker_name or 'none'} -> {out_dir}"
+        )
+        with _progress(quiet) as progress:
+            task = progress.add_task("eval", total=len(instances), stats="")
+
+            def on_record(record: QueryRecord, records: Sequence[QueryRecord]) -> None:
+                means = mean_scores([r.scores for r in records]).means
+                errors = sum(1 for r in records if r.error)
+                progress.update(
+                    task,
+                    completed=len(records),
+                    stats=f"R@g {means['recall_at_gold']:.3f} MRR {means['mrr']:.3f}"
+                    f" Acc@5 {means['acc_at_5']:.3f} err {errors}",
+                )
+
+            outcome = run_eval(
+                instances,
+                settings,
+                universe,
+                db_path=db_path,
+                out_dir=out_dir,
+                workers=workers,
+                on_record=on_record,
+                on_status=lambda text: progress.console.print(text),
+            )
+    except TreeseekError as exc:
+        raise _fail(exc) from exc
+    overall = outcome.summary.overall
+    table = Table(title=f"{out_dir} ({overall.n} instances, {overall.errors} errors)")
+    for title in ("recall@gold", "exact@gold", "MRR", "nDCG@10", "Acc@1", "Acc@5", "Acc@10"):
+        table.add_column(title, justify="right")
+    m = overall.metrics
+    table.add_row(
+        *(
+            f"{m[key]:.3f}"
+            for key in (
+                "recall_at_gold",
+                "exact_at_gold",
+                "mrr",
+                "ndcg_at_10",
+                "acc_at_1",
+                "acc_at_5",
+                "acc_at_10",
+            )
+        )
+    )
+    out_console.print(table)
+    console.print(
+        f"answered {outcome.ran} (skipped {outcome.skipped} already done) in"
+        f" {outcome.seconds:.1f} s (indexing {outcome.index_seconds:.1f} s);"
+        f" report: {out_dir / 'report.md'}"
+    )
+
+
+def _progress(quiet: bool) -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[stats]}"),
+        console=console,
+        disable=quiet,
+    )
+
+
+@eval_app.command("compare")
+def compare_command(
+    run_a: Annotated[Path, typer.Argument(help="Output directory of run A.")],
+    run_b: Annotated[Path, typer.Argument(help="Output directory of run B.")],
+    resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 10_000,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+) -> None:
+    """Per-metric difference B - A with a paired bootstrap 95% confidence interval."""
+    from treeseek.eval.compare import compare_runs
+
+    try:
+        result = compare_runs(run_a, run_b, resamples=resamples, seed=seed)
+    except TreeseekError as exc:
+        raise _fail(exc) from exc
+    table = Table(
+        title=f"B={result.run_b} vs A={result.run_a}: {result.paired} paired instances"
+        f" (only in A: {result.only_a}, only in B: {result.only_b})"
+    )
+    for title in ("metric", "A", "B", "B - A", "95% CI", ""):
+        table.add_column(title, justify="right" if title not in ("metric", "") else "left")
+    for d in result.diffs:
+        table.add_row(
+            d.metric,
+            f"{d.mean_a:.3f}",
+            f"{d.mean_b:.3f}",
+            f"{d.diff:+.3f}",
+            f"[{d.ci_low:+.3f}, {d.ci_high:+.3f}]",
+            "*" if d.significant else "",
+        )
+    out_console.print(table)
+    out_console.print("* the 95% interval excludes 0")
+
+
+@eval_app.command("plot")
+def plot_command(
+    runs: Annotated[list[Path], typer.Argument(help="Output directories of runs.")],
+    out: Annotated[Path, typer.Option(help="Directory for the PNG files.")],
+    metric: Annotated[str, typer.Option(help="Metric to plot.")] = "recall_at_gold",
+) -> None:
+    """Metric by tier per run (grouped bars) and cost versus quality across runs (scatter)."""
+    from treeseek.eval.plots import plot_cost_vs_quality, plot_metric_by_tier
+    from treeseek.eval.report import comparison_table
+    from treeseek.eval.summary import read_summary
+
+    try:
+        summaries = [read_summary(run) for run in runs]
+        if metric not in summaries[0]["metrics"]:
+            raise ConfigError(f"unknown metric {metric!r}; one of {summaries[0]['metrics']}")
+    except TreeseekError as exc:
+        raise _fail(exc) from exc
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [
+        plot_metric_by_tier(summaries, out / f"{metric}_by_tier.png", metric),
+        plot_cost_vs_quality(summaries, out / f"cost_vs_{metric}.png", metric),
+    ]
+    (out / "results.md").write_text(comparison_table(summaries) + "\n", encoding="utf-8")
+    out_console.print(comparison_table(summaries))
+    for path in [*paths, out / "results.md"]:
+        console.print(f"wrote {path}")

@@ -1,0 +1,106 @@
+"""PNG plots of eval runs (matplotlib, Agg backend: no display needed).
+
+- ``metric_by_tier.png``: one metric per tier, one bar per run (grouped bars);
+- ``cost_vs_quality.png``: each run as a labelled point, quality against estimated cost per
+  query and against wall time per query (runs without an LLM cost nothing, so the second
+  panel still separates them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+
+from treeseek.eval.summary import TIER_ORDER
+
+METRIC_TITLES = {
+    "recall_at_gold": "recall@gold",
+    "exact_at_gold": "exact@gold",
+    "mrr": "MRR",
+    "ndcg_at_10": "nDCG@10",
+    "acc_at_1": "Acc@1",
+    "acc_at_5": "Acc@5",
+    "acc_at_10": "Acc@10",
+}
+
+
+def _label(summary: Mapping[str, Any]) -> str:
+    return str(summary["run"]["name"])
+
+
+def plot_metric_by_tier(
+    summaries: Sequence[Mapping[str, Any]], out: Path, metric: str = "recall_at_gold"
+) -> Path:
+    """Grouped bars: tiers (plus "all") on x, one bar per run."""
+    tiers = [t for t in TIER_ORDER if any(t in s["by_tier"] for s in summaries)]
+    groups = [*tiers, "all"]
+    width = 0.8 / max(1, len(summaries))
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.6 * len(groups) + 0.4 * len(summaries)), 4.2))
+    for n, summary in enumerate(summaries):
+        values = [
+            float(
+                (summary["overall"] if g == "all" else summary["by_tier"].get(g, {})).get(
+                    metric, 0.0
+                )
+            )
+            for g in groups
+        ]
+        xs = [i + (n - (len(summaries) - 1) / 2) * width for i in range(len(groups))]
+        bars = ax.bar(xs, values, width, label=_label(summary))
+        ax.bar_label(bars, fmt="%.2f", fontsize=7, padding=1)
+    counts = summaries[0]["by_tier"] if summaries else {}
+    ticks = [f"{g}\n(n={counts[g]['n']})" if g in counts else g for g in tiers]
+    n_all = summaries[0]["overall"]["n"] if summaries else 0
+    ax.set_xticks(range(len(groups)), [*ticks, f"all\n(n={n_all})"])
+    ax.set_ylim(0, 1.08)
+    ax.set_ylabel(METRIC_TITLES.get(metric, metric))
+    ax.set_title(f"{METRIC_TITLES.get(metric, metric)} by query tier")
+    ax.legend(fontsize=8, loc="upper right")
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out
+
+
+def plot_cost_vs_quality(
+    summaries: Sequence[Mapping[str, Any]], out: Path, metric: str = "recall_at_gold"
+) -> Path:
+    """Two scatter panels: quality vs estimated $/query, and quality vs wall s/query."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    panels = (("mean_cost_usd", "estimated cost per query (USD)"), ("mean_wall_s", "wall s/query"))
+    for ax, (key, title) in zip(axes, panels, strict=True):
+        for summary in summaries:
+            overall = summary["overall"]
+            x = float(overall.get(key) or 0.0)
+            y = float(overall.get(metric, 0.0))
+            ax.scatter([x], [y], s=40)
+            ax.annotate(
+                _label(summary), (x, y), textcoords="offset points", xytext=(5, 4), fontsize=8
+            )
+        ax.set_xlabel(title)
+        ax.set_ylabel(METRIC_TITLES.get(metric, metric))
+        ax.set_ylim(0, 1.0)
+        ax.set_xlim(left=0)
+        ax.grid(alpha=0.3)
+    fig.suptitle(f"cost versus quality ({METRIC_TITLES.get(metric, metric)})")
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out
+
+
+def write_plots(summaries: Sequence[Mapping[str, Any]], out_dir: Path) -> list[Path]:
+    """Both plots for ``summaries`` into ``out_dir``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return [
+        plot_metric_by_tier(summaries, out_dir / "metric_by_tier.png"),
+        plot_cost_vs_quality(summaries, out_dir / "cost_vs_quality.png"),
+    ]

@@ -1,0 +1,117 @@
+"""``report.md``: a run's summary as markdown tables (ready to paste into a README)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+REPORT_FILE = "report.md"
+
+#: (summary key, column title) of the quality columns
+METRIC_COLUMNS = (
+    ("recall_at_gold", "recall@gold"),
+    ("exact_at_gold", "exact@gold"),
+    ("mrr", "MRR"),
+    ("ndcg_at_10", "nDCG@10"),
+    ("acc_at_1", "Acc@1"),
+    ("acc_at_3", "Acc@3"),
+    ("acc_at_5", "Acc@5"),
+    ("acc_at_10", "Acc@10"),
+)
+
+USAGE_COLUMNS = (
+    ("mean_calls", "calls/q"),
+    ("mean_input_tokens", "input tok/q"),
+    ("mean_cache_write_tokens", "cache-write tok/q"),
+    ("mean_cache_read_tokens", "cache-read tok/q"),
+    ("mean_output_tokens", "output tok/q"),
+    ("mean_cost_usd", "est. $/q"),
+    ("mean_wall_s", "wall s/q"),
+)
+
+
+def _cell(value: Any, key: str) -> str:
+    if value is None:
+        return "–"
+    if key == "mean_cost_usd":
+        return f"{value:.4f}"
+    if key.startswith("mean_") and key.endswith("_s"):
+        return f"{value:.3f}"
+    if key.startswith("mean_"):
+        return f"{value:,.1f}"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)
+
+
+def markdown_table(
+    rows: Sequence[tuple[str, Mapping[str, Any]]],
+    columns: Sequence[tuple[str, str]],
+    first: str,
+) -> str:
+    """A markdown table: one row per (label, group dict), ``n`` after the label."""
+    head = [first, "n", *(title for _, title in columns)]
+    lines = [
+        "| " + " | ".join(head) + " |",
+        "| " + " | ".join(["---"] + ["---:"] * (len(head) - 1)) + " |",
+    ]
+    for label, group in rows:
+        cells = [label, str(group.get("n", "")), *(_cell(group.get(k), k) for k, _ in columns)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _section(title: str, groups: Mapping[str, Mapping[str, Any]], first: str) -> str:
+    rows = list(groups.items())
+    return f"## {title}\n\n{markdown_table(rows, METRIC_COLUMNS, first)}\n"
+
+
+def render_report(summary: Mapping[str, Any]) -> str:
+    run = summary["run"]
+    overall = summary["overall"]
+    ranker = run.get("ranker") or "none"
+    settings = (
+        f"universe **{run['universe']}**, strategy **{run['strategy']}**, navigator"
+        f" **{run['llm']}**, ranker **{ranker}**, k={run['k']}"
+    )
+    selection = f"{run['selected']} instances from `{run['dataset']}`"
+    if run.get("tiers"):
+        selection += f", tiers {', '.join(run['tiers'])}"
+    if run.get("sample"):
+        selection += f", sample {run['sample']} (seed {run['seed']})"
+    if run.get("limit"):
+        selection += f", limit {run['limit']}"
+    machine = run.get("machine", {})
+    errors = overall.get("errors", 0)
+    parts = [
+        f"# Eval run `{run['name']}`\n",
+        f"- settings: {settings}",
+        f"- {selection}; errors (scored as misses): {errors}",
+        f"- wall time {run['seconds']:.1f} s (indexing {run['index_seconds']:.1f} s),"
+        f" {run['workers']} worker(s), {run['sessions']} session(s), finished"
+        f" {run['finished_at']}",
+        f"- machine: {machine.get('platform', '?')}, {machine.get('cpus', '?')} CPUs,"
+        f" Python {machine.get('python', '?')}\n",
+        "## Overall\n",
+        markdown_table([("all", overall)], METRIC_COLUMNS, "set") + "\n",
+        "## Cost and usage (per query)\n",
+        markdown_table([("all", overall)], USAGE_COLUMNS, "set") + "\n",
+        _section("By tier", summary["by_tier"], "tier"),
+        _section("By gold-file count", summary["by_gold_count"], "gold files"),
+        _section("By repository", summary["by_repo"], "repo"),
+    ]
+    return "\n".join(parts)
+
+
+def write_report(summary: Mapping[str, Any], out_dir: Path) -> Path:
+    path = out_dir / REPORT_FILE
+    path.write_text(render_report(summary), encoding="utf-8")
+    return path
+
+
+def comparison_table(summaries: Sequence[Mapping[str, Any]]) -> str:
+    """One row per run (overall means), for a README "Results" section."""
+    rows = [(s["run"]["name"], s["overall"]) for s in summaries]
+    extra = (("mean_calls", "calls/q"), ("mean_wall_s", "wall s/q"))
+    return markdown_table(rows, (*METRIC_COLUMNS, *extra), "run")

@@ -1,0 +1,400 @@
+"""Runs benchmark instances against a retrieval strategy and records every outcome.
+
+The harness's one rule: a retriever is given the query text and an (opaquely named) tree,
+nothing else. Instance ids, repository names and gold files stay in this process and are used
+only to score and to report; a worker receives a :class:`Job` with a job number, a tree name
+and the query.
+
+- **Parallel**: ``workers > 1`` runs queries in a process pool (each worker opens its own
+  database connection; SQLite in WAL mode lets them read while this process indexes the next
+  commit). ``workers == 1`` runs inline.
+- **Resumable**: records are appended to ``per_query.jsonl`` as instances finish; a rerun into
+  the same directory with the same settings skips the ids already recorded.
+- **Errors are misses**: an instance whose tree cannot be built or whose query fails is scored
+  as an empty prediction and keeps its error text.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import itertools
+import json
+import multiprocessing
+import os
+import platform
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import treeseek
+from treeseek.database import Database
+from treeseek.errors import ConfigError
+from treeseek.eval.datasets import Instance
+from treeseek.eval.metrics import normalize_predictions, score
+from treeseek.eval.records import PER_QUERY_FILE, QueryRecord, RecordWriter, read_records
+from treeseek.eval.report import write_report
+from treeseek.eval.summary import Summary, summarize, write_summary
+from treeseek.eval.universes import BuiltTree, CommitKey, ContentsUniverse, PathUniverse
+from treeseek.llm.base import Navigator, Usage
+from treeseek.llm.prices import estimate_cost
+from treeseek.search.base import QueryOptions, Result
+from treeseek.search.strategy import run_query
+
+RUN_FILE = "run.json"
+
+
+@dataclass(frozen=True, slots=True)
+class RunSettings:
+    """What defines a run; a resumed run must have the same settings (workers aside)."""
+
+    dataset: str
+    universe: str  # "paths" | "contents"
+    strategy: str = "auto"
+    llm: str = "lexical"
+    ranker: str | None = None
+    k: int = 10
+    tiers: tuple[str, ...] = ()
+    sample: int | None = None
+    seed: int = 0
+    limit: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["tiers"] = list(self.tiers)
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """Everything a worker gets: a job number, a tree name and the query. No ids, no gold."""
+
+    number: int
+    tree: str
+    query: str
+
+
+@dataclass(slots=True)
+class Answer:
+    number: int
+    preds: list[str]
+    strategy: str = ""
+    navigator: str = ""
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float | None = None
+    wall_s: float = 0.0
+    error: str | None = None
+    trace: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class RunOutcome:
+    out_dir: Path
+    summary: Summary
+    ran: int  # instances answered in this session
+    skipped: int  # instances already recorded by an earlier session
+    seconds: float
+    index_seconds: float
+
+
+ProgressHook = Callable[[QueryRecord, Sequence[QueryRecord]], None]
+
+
+# -- the worker side -------------------------------------------------------------------------
+
+
+class Answerer:
+    """Answers jobs with one database connection and one navigator."""
+
+    def __init__(self, db: Database, settings: RunSettings, navigator: Navigator) -> None:
+        self.db = db
+        self.navigator = navigator
+        self.options = QueryOptions(
+            strategy=settings.strategy,
+            k=settings.k,
+            ranker=settings.ranker,
+            include_content=False,  # scoring needs paths only
+        )
+
+    def answer(self, job: Job) -> Answer:
+        started = time.perf_counter()
+        try:
+            result = run_query(
+                self.db.store, self.db.tree(job.tree), job.query, self.options, self.navigator
+            )
+        except Exception as exc:  # an error is a scored miss, never a dropped query
+            return Answer(
+                job.number,
+                [],
+                navigator=self.navigator.name,
+                wall_s=time.perf_counter() - started,
+                error=f"{type(exc).__name__}: {exc}",
+            )
+        return Answer(
+            number=job.number,
+            preds=[hit.path for hit in result.files],
+            strategy=result.strategy,
+            navigator=result.navigator,
+            usage=result.usage,
+            cost_usd=(
+                result.cost_usd
+                if result.cost_usd is not None
+                else estimate_cost(result.navigator, result.usage)
+            ),
+            wall_s=time.perf_counter() - started,
+            trace=_trace_summary(result),
+        )
+
+
+def _trace_summary(result: Result) -> dict[str, Any]:
+    rounds = result.trace.rounds
+    return {
+        "rounds": len(rounds),
+        "blocks": sum(len(r.blocks) for r in rounds),
+        "rankers": sorted({r.ranker for r in rounds if r.ranker}),
+        "events": result.trace.events[:20],
+    }
+
+
+_WORKER: Answerer | None = None
+
+
+def _worker_init(db_path: str, settings: RunSettings) -> None:
+    global _WORKER
+    from treeseek.llm.select import navigator_from_spec
+
+    _WORKER = Answerer(treeseek.open(db_path), settings, navigator_from_spec(settings.llm))
+
+
+def _worker_answer(job: Job) -> Answer:
+    assert _WORKER is not None, "worker not initialized"
+    return _WORKER.answer(job)
+
+
+# -- the harness side ------------------------------------------------------------------------
+
+
+def _check_run_file(out_dir: Path, settings: RunSettings) -> dict[str, Any]:
+    path = out_dir / RUN_FILE
+    if path.is_file():
+        stored: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        if stored.get("settings") != settings.to_dict():
+            raise ConfigError(
+                f"{out_dir} holds a run with other settings ({stored.get('settings')});"
+                " give another --out, or rerun with the same settings to resume it"
+            )
+        return stored
+    return {"settings": settings.to_dict(), "sessions": []}
+
+
+def _machine() -> dict[str, Any]:
+    return {
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+    }
+
+
+def _record(instance: Instance, answer: Answer) -> QueryRecord:
+    preds = normalize_predictions(answer.preds)
+    return QueryRecord(
+        instance_id=instance.instance_id,
+        repo=instance.repo,
+        tier=instance.tier,
+        gold_files=list(instance.gold_files),
+        preds=preds,
+        scores=score(preds, instance.gold_files),
+        strategy=answer.strategy,
+        navigator=answer.navigator,
+        calls=answer.usage.calls,
+        input_tokens=answer.usage.input_tokens,
+        cache_write_tokens=answer.usage.cache_write_tokens,
+        cache_read_tokens=answer.usage.cache_read_tokens,
+        output_tokens=answer.usage.output_tokens,
+        llm_latency_s=answer.usage.latency_s,
+        cost_usd=answer.cost_usd,
+        wall_s=answer.wall_s,
+        error=answer.error,
+        trace=answer.trace,
+    )
+
+
+Universe = PathUniverse | ContentsUniverse
+
+
+def run_eval(
+    instances: Sequence[Instance],
+    settings: RunSettings,
+    universe: Universe,
+    *,
+    db_path: Path,
+    out_dir: Path,
+    workers: int = 1,
+    navigator: Navigator | None = None,
+    on_record: ProgressHook | None = None,
+    on_status: Callable[[str], None] | None = None,
+    max_instances: int | None = None,
+) -> RunOutcome:
+    """Answer every instance not yet recorded in ``out_dir``, then write the summary.
+
+    ``navigator``: used as is (inline only; tests); otherwise each worker builds its own from
+    ``settings.llm``. ``max_instances`` stops after that many new answers (to test resuming).
+    """
+    if workers < 1:
+        raise ConfigError("--workers must be at least 1")
+    if navigator is not None and workers != 1:
+        raise ConfigError("a navigator object can only be used with workers=1")
+    started_at = datetime.now(UTC)
+    started = time.perf_counter()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    run_info = _check_run_file(out_dir, settings)
+    per_query = out_dir / PER_QUERY_FILE
+    done = {r.instance_id: r for r in read_records(per_query, repair=True)}
+    wanted = {i.instance_id for i in instances}
+    stale = set(done) - wanted
+    if stale:
+        raise ConfigError(
+            f"{per_query} has {len(stale)} record(s) for instances not selected now"
+            f" (e.g. {sorted(stale)[0]}); give another --out"
+        )
+    todo = [i for i in instances if i.instance_id not in done]
+    if max_instances is not None:
+        todo = todo[:max_instances]
+    records: list[QueryRecord] = list(done.values())
+    by_key: dict[CommitKey, list[Instance]] = {}
+    for instance in todo:
+        by_key.setdefault(instance.commit_key, []).append(instance)
+    (out_dir / RUN_FILE).write_text(json.dumps(run_info, indent=2) + "\n", encoding="utf-8")
+
+    writer = RecordWriter(per_query)
+    index_seconds = 0.0
+    ran = 0
+
+    def finish(instance: Instance, answer: Answer) -> None:
+        nonlocal ran
+        record = _record(instance, answer)
+        writer.write(record)
+        records.append(record)
+        ran += 1
+        if on_record is not None:
+            on_record(record, records)
+
+    try:
+        with treeseek.open(db_path) as db:
+            trees = universe.build(db, list(by_key))
+            if workers == 1:
+                answerer = Answerer(db, settings, navigator or _navigator(settings))
+                for built in trees:
+                    index_seconds += built.seconds
+                    for instance in by_key[built.key]:
+                        if built.error is not None:
+                            finish(instance, Answer(0, [], error=built.error))
+                        else:
+                            finish(instance, answerer.answer(Job(0, built.name, instance.query)))
+            else:
+                index_seconds = _run_pool(
+                    db_path, settings, workers, trees, by_key, finish, on_status
+                )
+    finally:
+        writer.close()
+
+    seconds = time.perf_counter() - started
+    run_info["sessions"].append(
+        {
+            "started_at": started_at.isoformat(timespec="seconds"),
+            "seconds": round(seconds, 3),
+            "index_seconds": round(index_seconds, 3),
+            "answered": ran,
+            "workers": workers,
+            "treeseek": treeseek.__version__ if hasattr(treeseek, "__version__") else "",
+        }
+    )
+    (out_dir / RUN_FILE).write_text(json.dumps(run_info, indent=2) + "\n", encoding="utf-8")
+    order = {i.instance_id: n for n, i in enumerate(instances)}
+    records.sort(key=lambda r: order[r.instance_id])
+    summary = summarize(records, _run_description(out_dir, settings, run_info, len(instances)))
+    write_outputs(summary, out_dir)
+    return RunOutcome(out_dir, summary, ran, len(done), seconds, index_seconds)
+
+
+def write_outputs(summary: Summary, out_dir: Path) -> None:
+    """``summary.json``, ``report.md`` and the plots of one run."""
+    from treeseek.eval.plots import write_plots
+
+    write_summary(summary, out_dir)
+    data = summary.to_dict()
+    write_report(data, out_dir)
+    write_plots([data], out_dir)
+
+
+def _navigator(settings: RunSettings) -> Navigator:
+    from treeseek.llm.select import navigator_from_spec
+
+    return navigator_from_spec(settings.llm)
+
+
+def _run_pool(
+    db_path: Path,
+    settings: RunSettings,
+    workers: int,
+    trees: Iterator[BuiltTree],
+    by_key: dict[CommitKey, list[Instance]],
+    finish: Callable[[Instance, Answer], None],
+    on_status: Callable[[str], None] | None,
+) -> float:
+    """Build trees in this process and answer their instances in a pool as each is ready."""
+    index_seconds = 0.0
+    jobs: dict[int, Instance] = {}
+    numbers = itertools.count()
+    pending: set[cf.Future[Answer]] = set()
+    context = multiprocessing.get_context("spawn")
+    with cf.ProcessPoolExecutor(
+        workers, mp_context=context, initializer=_worker_init, initargs=(str(db_path), settings)
+    ) as pool:
+
+        def drain(block: bool) -> None:
+            nonlocal pending
+            if not pending:
+                return
+            finished, pending = cf.wait(
+                pending, timeout=None if block else 0, return_when=cf.FIRST_COMPLETED
+            )
+            for future in finished:
+                answer = future.result()
+                finish(jobs.pop(answer.number), answer)
+
+        for built in trees:
+            index_seconds += built.seconds
+            for instance in by_key[built.key]:
+                if built.error is not None:
+                    finish(instance, Answer(0, [], error=built.error))
+                    continue
+                number = next(numbers)
+                jobs[number] = instance
+                pending.add(pool.submit(_worker_answer, Job(number, built.name, instance.query)))
+            drain(block=False)
+        if on_status is not None:
+            on_status("all trees ready; answering the remaining queries")
+        while pending:
+            drain(block=True)
+    return index_seconds
+
+
+def _run_description(
+    out_dir: Path, settings: RunSettings, run_info: dict[str, Any], selected: int
+) -> dict[str, Any]:
+    sessions = run_info["sessions"]
+    return {
+        "name": out_dir.name,
+        **settings.to_dict(),
+        "selected": selected,
+        "seconds": round(sum(s["seconds"] for s in sessions), 3),
+        "index_seconds": round(sum(s["index_seconds"] for s in sessions), 3),
+        "sessions": len(sessions),
+        "workers": sessions[-1]["workers"] if sessions else 1,
+        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": _machine(),
+    }
