@@ -340,3 +340,28 @@ def test_round_trace_vocabulary(db: Database, make_tree: TreeFactory) -> None:
     assert result.usage.calls == 2 and result.trace.usage == result.usage
     data = result.to_dict()
     assert data["strategy"] == "block" and data["files"][0]["path"] == "README.md"
+
+
+def test_cached_and_uncached_adapters_get_the_same_payload(
+    db: Database, make_tree: TreeFactory
+) -> None:
+    info = make_tree(TREE)
+
+    def script(r: RankRequest) -> ScriptedReply:
+        picks = {"README.md": ["src"], "src/app": ["src/app"]}
+        for marker, chosen in picks.items():
+            if marker in candidate_paths(r):
+                return ScriptedReply([c.id for c in r.candidates if c.path in chosen], False)
+        return ScriptedReply([r.candidates[0].id], True)
+
+    caching = ScriptedNavigator(script, supports_cache=True)
+    plain = ScriptedNavigator(script, supports_cache=False)
+    a = block(db, info, caching, k=1)
+    b = block(db, info, plain, k=1)
+    assert [f.path for f in a.files] == [f.path for f in b.files]
+    assert caching.requests == plain.requests  # segments, flags, message: all identical
+    # the segments of a later call concatenate to the cache-prefix template's rendering
+    last = caching.requests[-1]
+    text = "".join(s.text for s in last.segments)
+    assert text.startswith(tree_header()) and text.endswith(block_instructions())
+    assert text.count("- id: n1\n") == len(last.segments) - 1  # one block per segment

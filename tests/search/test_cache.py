@@ -102,3 +102,24 @@ def test_disabled_cache_sends_current_block_uncached_and_keeps_no_window() -> No
         Segment(tree_header() + block.text, cache=False),
         Segment(block_instructions(), cache=False),
     )
+
+
+def test_segments_concatenate_to_the_cache_prefix_template() -> None:
+    from treeseek.search.prompts import RenderedEntry, render_block, render_cache_prefix
+
+    blocks = [
+        [RenderedEntry("n1", "src", "directory"), RenderedEntry("n2", "README.md", "file")],
+        [RenderedEntry("n1", "core.py", "file")],
+        [RenderedEntry("n1", "x.py", "file"), RenderedEntry("n2", "y", "directory")],
+    ]
+    prefixes = [None, "src/pkg", "src/pkg/y"]
+    made = [
+        Block(0, (f"id{i}",), ("p",), ("file",), prefix, render_block(prefix, entries), 5)
+        for i, (prefix, entries) in enumerate(zip(prefixes, blocks, strict=True))
+    ]
+    cache = _cache()
+    cache.after_round(0, [made[0]], [])
+    cache.after_round(1, [made[1]], ["id1"])
+    segments = cache.segments(made[2], round_index=2)
+    expected = render_cache_prefix(list(zip(prefixes, blocks, strict=True)))
+    assert "".join(s.text for s in segments) == expected
