@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 from treeseek.llm.base import RankRequest
 from treeseek.llm.tokens import count_tokens
@@ -30,7 +31,12 @@ from treeseek.search.blocks import (
     unique,
 )
 from treeseek.search.cache import BlockCache, CacheWindow
-from treeseek.search.order import constrained_path_order, flatten, unique_preserve_block_order
+from treeseek.search.order import (
+    Ordered,
+    constrained_path_order,
+    flatten,
+    unique_preserve_block_order,
+)
 from treeseek.search.pathrank import PathScorer
 from treeseek.search.prompts import block_instructions, render_block_message, tree_header
 from treeseek.search.rankcall import RankOutcome, call_rank
@@ -58,6 +64,18 @@ class BlockRetriever(Retriever):
             return search.run()
         finally:
             search.close()
+
+
+@dataclass(frozen=True, slots=True)
+class _Update:
+    """What UPDATESTATE decided for one round."""
+
+    ordered: Ordered  # M' (== merged_ids unless a ranker ran)
+    top: list[str]  # A after the round
+    chosen: list[str]  # F' = D[1:b], before collapsing
+    frontier: list[Node]  # the next frontier, collapsed
+    done_before: bool  # ALLTRUE of the blocks' answers
+    done: bool  # after the override
 
 
 class _BlockSearch:
@@ -163,8 +181,23 @@ class _BlockSearch:
         # Algorithm 4, lines 6-12
         groups = unique_preserve_block_order([o.ids for o in outcomes])
         merged = flatten(groups)
-        done = all(o.done for o in outcomes)
-        # Algorithm 5
+        update = self._update_state(groups, merged, all(o.done for o in outcomes), visible, top)
+        entered = self.cache.after_round(t, blocks, update.chosen)
+        self._record(
+            t, round_started, llm_s, frontier, visible, block_traces, merged, pick, update, entered
+        )  # fmt: skip
+        finished = len(update.top) >= self.k or update.done
+        return update.frontier, update.top[: self.k], update.done, finished
+
+    # -- Algorithm 5 -------------------------------------------------------------------------
+    def _update_state(
+        self,
+        groups: list[list[str]],
+        merged: list[str],
+        done: bool,
+        visible: list[Node],
+        top: list[str],
+    ) -> _Update:
         kinds = {n.id: n for n in visible}
         score = self.scorer.score if self.scorer is not None else None
         ordered = constrained_path_order(
@@ -174,22 +207,12 @@ class _BlockSearch:
         dirs = [u for u in ordered.ids if kinds[u].is_dir]
         free = max(0, self.k - len(top))
         top = unique(top + files[:free])
-        done_before = done
-        chosen: list[str] = []
         if len(top) >= self.k:
-            next_frontier: list[Node] = []
-            done = True
-        else:
-            chosen = dirs[: self.b]
-            next_frontier = collapse_single_child_dirs(self.view, [kinds[u] for u in chosen])
-            if done and any(u.has_children for u in next_frontier):
-                done = False
-        entered = self.cache.after_round(t, blocks, chosen)
-        self._record(
-            t, round_started, llm_s, frontier, visible, block_traces, merged, ordered.ids,
-            top, next_frontier, pick, done_before, done, ordered.ranked, entered,
-        )  # fmt: skip
-        return next_frontier, top[: self.k], done, len(top) >= self.k or done
+            return _Update(ordered, top, [], [], done, True)
+        chosen = dirs[: self.b]
+        frontier = collapse_single_child_dirs(self.view, [kinds[u] for u in chosen])
+        overridden = done and any(u.has_children for u in frontier)
+        return _Update(ordered, top, chosen, frontier, done, done and not overridden)
 
     def _requests(
         self, t: int, frontier: list[Node], blocks: list[Block], top: list[str], pick: int
@@ -262,17 +285,12 @@ class _BlockSearch:
         visible: list[Node],
         blocks: list[BlockTrace],
         merged: list[str],
-        ordered: list[str],
-        top: list[str],
-        next_frontier: list[Node],
         pick: int,
-        done_before: bool,
-        done_after: bool,
-        ranked: bool,
+        update: _Update,
         entered: list[str],
     ) -> None:
         paths = self.trace.paths
-        for node in (*frontier, *visible, *next_frontier):
+        for node in (*frontier, *visible, *update.frontier):
             paths[node.id] = node.path
         usage = blocks[0].usage
         for bt in blocks[1:]:
@@ -284,13 +302,13 @@ class _BlockSearch:
                 frontier=[u.id for u in frontier],
                 blocks=blocks,
                 merged_ids=merged,
-                ordered_ids=ordered,
-                top_candidate_ids=list(top[: self.k]),
-                next_frontier=[u.id for u in next_frontier],
+                ordered_ids=update.ordered.ids,
+                top_candidate_ids=list(update.top[: self.k]),
+                next_frontier=[u.id for u in update.frontier],
                 pick_limit=pick,
-                done_before_override=done_before,
-                done_after_override=done_after,
-                ranker=self.scorer.name if (self.scorer is not None and ranked) else None,
+                done_before_override=update.done_before,
+                done_after_override=update.done,
+                ranker=self.scorer.name if (self.scorer and update.ordered.ranked) else None,
                 overhead_s=max(0.0, wall - llm_s),
                 llm_s=llm_s,
                 usage=usage,
