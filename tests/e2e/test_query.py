@@ -69,5 +69,16 @@ def test_block_strategy_and_trace(indexed: Path) -> None:
 
 def test_unknown_tree_is_a_clear_error(indexed: Path) -> None:
     code, _, err = _run("query", "nope", "anything", "--llm", "lexical", "--db", str(indexed))
-    assert code == 2
+    assert code == 1
     assert "no tree named 'nope'" in err
+
+
+def test_bad_options_are_clear_errors(indexed: Path) -> None:
+    code, _, err = _run(
+        "query", "shop", "q", "--strategy", "nope", "--llm", "lexical", "--db", str(indexed)
+    )
+    assert code == 1 and "unknown strategy 'nope'" in err
+    code, _, err = _run(
+        "query", "shop", "q", "--ranker", "magic", "--llm", "lexical", "--db", str(indexed)
+    )
+    assert code == 1 and "unknown ranker 'magic'" in err

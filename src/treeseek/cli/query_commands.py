@@ -10,22 +10,26 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from treeseek.cli.app import app
-from treeseek.errors import TreeseekError
+from treeseek.cli.common import (
+    DbOption,
+    JsonOption,
+    display_path,
+    handle_errors,
+    open_database,
+    out_console,
+    print_json,
+)
+from treeseek.cli.common import err_console as console
 from treeseek.llm.base import Usage
 from treeseek.search.base import QueryOptions, Result
 from treeseek.search.trace import RoundTrace, Trace
-
-console = Console(stderr=True)
-out_console = Console()
 
 
 def _usage_text(usage: Usage) -> str:
@@ -37,7 +41,7 @@ def _usage_text(usage: Usage) -> str:
 
 
 def _paths(trace: Trace, ids: list[str]) -> str:
-    return ", ".join(trace.paths.get(i, i) or "." for i in ids) or "—"
+    return ", ".join(display_path(trace.paths.get(i, i)) for i in ids) or "—"
 
 
 def _print_round(trace: Trace, rnd: RoundTrace) -> None:
@@ -53,7 +57,7 @@ def _print_round(trace: Trace, rnd: RoundTrace) -> None:
         table.add_row(
             str(bt.index + 1),
             str(len(bt.candidate_set)),
-            (bt.path_prefix + "/") if bt.path_prefix else "",
+            (display_path(bt.path_prefix) + "/") if bt.path_prefix else "",
             _paths(trace, bt.ranked_ids) + extra,
             str(bt.done).lower(),
             str(bt.tokens),
@@ -85,7 +89,7 @@ def print_trace(result: Result) -> None:
     console.rule()
     console.print(f"stopped: {trace.stop_reason} · {trace.wall_s * 1000:.0f} ms")
     for event in trace.events:
-        console.print(f"  {event}")
+        console.print(f"  {escape(event)}")
 
 
 def print_files(result: Result, show_content: bool) -> None:
@@ -95,7 +99,7 @@ def print_files(result: Result, show_content: bool) -> None:
         note = "" if hit.content_status == "stored" else f"  ({hit.content_status})"
         if hit.truncated:
             note += "  (truncated)"
-        out_console.print(f"{rank:>2}. {hit.path}{note}", highlight=False)
+        out_console.print(f"{rank:>2}. {display_path(hit.path)}{note}")
         if show_content and hit.content is not None:
             out_console.print(hit.content, highlight=False, markup=False)
     cost = f" · ${result.cost_usd:.4f}" if result.cost_usd is not None else ""
@@ -130,13 +134,10 @@ def query_command(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Disable prompt caching.")] = False,
     trace: Annotated[bool, typer.Option("--trace", help="Print every round's decisions.")] = False,
     content: Annotated[bool, typer.Option("--content", help="Print the files' contents.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-    db: Annotated[
-        Path | None, typer.Option(help="Database file (default: $TREESEEK_DB or per-user).")
-    ] = None,
+    as_json: JsonOption = False,
+    db: DbOption = None,
 ) -> None:
     """Find the files that answer QUESTION in TREE."""
-    import treeseek
     from treeseek.llm.select import navigator_from_spec
     from treeseek.search.strategy import run_query
 
@@ -148,19 +149,13 @@ def query_command(
         ranker=None if ranker == "none" else ranker,
         cache=not no_cache,
     )
-    try:
+    with handle_errors():
         navigator = navigator_from_spec(llm)
-        with treeseek.open(db) as database:
+        with open_database(db) as database:
             result = run_query(database.store, database.tree(tree), question, options, navigator)
-    except TreeseekError as exc:
-        console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from exc
     if trace:
         print_trace(result)
     if as_json:
-        data = result.to_dict()
-        data["tree"] = tree
-        data["query"] = question
-        typer.echo(json.dumps(data, ensure_ascii=False))
+        print_json({"tree": tree, "query": question, **result.to_dict()})
     else:
         print_files(result, content)
