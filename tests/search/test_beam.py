@@ -153,3 +153,15 @@ def test_trace_vocabulary(db: Database, make_tree: TreeFactory, k: int) -> None:
     assert first.ordered_ids == first.merged_ids
     assert result.strategy == "beam" and result.navigator == nav.name
     assert first.overhead_s >= 0.0 and result.usage.calls == len(nav.requests)
+
+
+def test_empty_tree_asks_nothing(db: Database, make_tree: TreeFactory) -> None:
+    info = make_tree([])
+    nav = scripted(lambda r: ([], True))
+    result = beam(db, info, nav, k=3)
+    assert nav.requests == [] and result.files == []
+    assert result.trace.stop_reason == "no candidates"
+    block_nav = scripted(lambda r: ([], True))
+    options = QueryOptions(strategy="block", k=3)
+    result = run_query(db.store, info, "question", options, block_nav)
+    assert block_nav.requests == [] and result.trace.stop_reason == "no candidates"

@@ -41,7 +41,8 @@ class BeamRetriever(Retriever):
         max_depth = ctx.tree.max_depth if options.max_depth is None else options.max_depth
         trace = Trace(strategy=self.name, navigator=ctx.navigator.name)
         trace.params = {"b": b, "k": k, "p": p, "max_depth": max_depth}
-        beams: list[Node] = [view.root()]
+        root = view.root()
+        beams: list[Node] = [root] if root.has_children else []  # an empty tree has nothing
         top: list[str] = []
         trace.stop_reason = "depth limit reached"
         for t in range(max_depth + 1):
