@@ -121,3 +121,28 @@ def test_nearest_commit_prefers_fewest_commits_apart(tmp_path: Path) -> None:
     }
     assert nearest_commit(repo.git_dir, commits[3], [commits[0], commits[4]], times) == commits[4]
     assert nearest_commit(repo.git_dir, commits[1], [], times) is None
+
+
+class _CountingHook:
+    """A derived layer that counts the files it was given (a real IndexHook)."""
+
+    def __init__(self) -> None:
+        self.files = 0
+
+    def apply(self, writer: object, tree: object, changed: list[object], removed: object) -> None:
+        self.files += len(changed)
+
+
+def test_adding_an_index_layer_rebuilds_cached_contents_trees(tmp_path: Path) -> None:
+    repo = BareRepo(tmp_path)
+    c0 = repo.commit({"a.py": b"a", "b.py": b"b"})
+    universe = ContentsUniverse({"acme/widgets": repo.git_dir})
+    with treeseek.open(tmp_path / "e.db", hooks=[]) as db:
+        plain = list(universe.build(db, [("acme/widgets", c0)]))
+    hook = _CountingHook()
+    with treeseek.open(tmp_path / "e.db", hooks=[hook]) as db:  # type: ignore[list-item]
+        layered = list(universe.build(db, [("acme/widgets", c0)]))
+        again = list(universe.build(db, [("acme/widgets", c0)]))
+    assert plain[0].name != layered[0].name
+    assert layered[0].report is not None and hook.files == 2
+    assert again[0].report is None and again[0].name == layered[0].name

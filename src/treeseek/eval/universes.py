@@ -12,8 +12,9 @@ so an existing tree is a complete one).
 
 Opaque names. Retrievers see ``TreeInfo.name`` and ``TreeInfo.root``, so neither may carry the
 repository name or anything else an answer could be guessed from: both are
-``"eval-" + sha1(kind:repo@commit)[:12]``. The mapping back to (repo, commit) lives only in the
-harness's memory.
+``"eval-" + sha1(kind:repo@commit[|layers])[:12]``. The mapping back to (repo, commit) lives only
+in the harness's memory. Contents trees also hash the database's index hooks (derived layers),
+so adding a layer rebuilds them instead of reusing trees that lack it.
 """
 
 from __future__ import annotations
@@ -42,11 +43,25 @@ class UniverseKind(StrEnum):
     CONTENTS = "contents"
 
 
-def eval_tree_name(kind: UniverseKind, key: CommitKey) -> str:
-    """The opaque name (and root) of the eval tree of one (repo, commit)."""
+def eval_tree_name(kind: UniverseKind, key: CommitKey, layers: str = "") -> str:
+    """The opaque name (and root) of the eval tree of one (repo, commit).
+
+    ``layers`` names the derived layers the tree was indexed with (see :func:`layers_of`), so
+    a tree cached before a layer existed is not mistaken for one that has it.
+    """
     repo, commit = key
-    digest = hashlib.sha1(f"{kind.value}:{repo}@{commit}".encode()).hexdigest()[:12]
+    identity = f"{kind.value}:{repo}@{commit}" + (f"|{layers}" if layers else "")
+    digest = hashlib.sha1(identity.encode()).hexdigest()[:12]
     return f"eval-{digest}"
+
+
+def layers_of(db: Database) -> str:
+    """The index hooks of ``db`` (class and optional ``version`` attribute), sorted."""
+    names = sorted(
+        f"{type(h).__module__}.{type(h).__qualname__}:{getattr(h, 'version', '')}"
+        for h in db.hooks
+    )
+    return ",".join(names)
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,20 +166,25 @@ class ContentsUniverse:
         on_progress: Callable[[CommitKey, str], None] | None,
     ) -> Iterator[BuiltTree]:
         git_dir = self._mirrors[repo]
+        layers = layers_of(db)
+
+        def name_of(commit: str) -> str:
+            return eval_tree_name(self.kind, (repo, commit), layers)
+
         others = [c for r, c in self._related if r == repo and c not in commits]
-        others = [c for c in others if db.store.has_tree(eval_tree_name(self.kind, (repo, c)))]
+        others = [c for c in others if db.store.has_tree(name_of(c))]
         times = commit_times(git_dir, commits + others)
         for commit in commits:
             if commit not in times:
                 key = (repo, commit)
                 error = f"tree build failed: commit {commit} not found in {git_dir}"
-                yield BuiltTree(key, eval_tree_name(self.kind, key), error=error)
+                yield BuiltTree(key, name_of(commit), error=error)
         commits = [c for c in commits if c in times]
         # commit -> tree name, for trees in the database
-        built = {c: eval_tree_name(self.kind, (repo, c)) for c in others if c in times}
+        built = {c: name_of(c) for c in others if c in times}
         pending: list[str] = []
         for commit in commits:
-            name = eval_tree_name(self.kind, (repo, commit))
+            name = name_of(commit)
             if db.store.has_tree(name):
                 built[commit] = name
             else:
@@ -175,7 +195,7 @@ class ContentsUniverse:
         # oldest first: each commit then usually has an already-built neighbour to copy
         for commit in sorted(pending, key=lambda c: (times[c], c)):
             key = (repo, commit)
-            name = eval_tree_name(self.kind, key)
+            name = name_of(commit)
             base_commit = nearest_commit(git_dir, commit, list(built), times)
             base = None if base_commit is None else built[base_commit]
             if on_progress is not None:
