@@ -365,3 +365,12 @@ def test_cached_and_uncached_adapters_get_the_same_payload(
     text = "".join(s.text for s in last.segments)
     assert text.startswith(tree_header()) and text.endswith(block_instructions())
     assert text.count("- id: n1\n") == len(last.segments) - 1  # one block per segment
+
+
+def test_a_path_relative_to_the_block_prefix_resolves(db: Database, make_tree: TreeFactory) -> None:
+    info = make_tree(WIDE)
+    # the LLM saw "Path prefix: pkg/" and "path: mod_007.py", and answers with that path
+    nav = ScriptedNavigator(lambda r: ScriptedReply(["mod_007.py"], True))
+    result = block(db, info, nav, k=1)
+    assert [f.path for f in result.files] == ["pkg/mod_007.py"]
+    assert nav.requests[0].path_prefix == "pkg"
