@@ -98,3 +98,45 @@ class FileCodeIndex:
     entrypoints: tuple[Entrypoint, ...] = ()
     parse_error: str | None = None  # set when parsing failed and windows were used
     package: str | None = None  # package/namespace declared in the file (Java, C#, Go)
+
+
+def symbol_id(path: str, qname: str) -> str:
+    """The tree-wide id of a symbol: ``"pkg/mod.py::Class.method"``."""
+    return f"{path}::{qname}"
+
+
+def split_symbol_id(node_id: str) -> tuple[str, str | None]:
+    """``(path, qname)`` of a symbol id, ``(path, None)`` of a file id."""
+    path, sep, qname = node_id.partition("::")
+    return (path, qname) if sep else (path, None)
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedEdge:
+    """C2 after cross-file resolution: an :class:`Edge` with its destination in the tree.
+
+    ``resolved``: the whole reference was found (a module file, or a symbol in one).
+    ``partial``: only part of it was, or nothing: ``dst_path``/``dst_symbol`` then point at the
+    nearest known target (e.g. the class of ``Model.objects.filter``) or are ``None``
+    (third-party and standard-library references).
+    """
+
+    type: EdgeType
+    src_path: str
+    src: str  # qname of the source symbol, "" for module level
+    dst_ref: str
+    line: int
+    resolution: Resolution
+    dst_path: str | None = None
+    dst_symbol: str | None = None  # qname in dst_path; None: the file/module itself
+    lang_payload: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedEntrypoint:
+    """An :class:`Entrypoint` whose handler reference was looked up in the tree."""
+
+    path: str
+    entrypoint: Entrypoint
+    handler_path: str | None = None
+    handler_symbol: str | None = None

@@ -1,0 +1,186 @@
+"""The code graph: files and symbols as nodes, resolved imports/calls/inherits as edges.
+
+Node ids are file paths (``"pkg/mod.py"``) and symbol ids (``"pkg/mod.py::Class.method"``,
+see :func:`treeseek.code.model.symbol_id`). Edges come from resolved edges that have a
+destination in the tree (``resolved`` or ``partial`` with a known target); module-level sources
+are the file node. Imports are file -> file. ``contains`` links a file to its top-level symbols
+and a symbol to its members, so walks can move between the file and symbol levels.
+
+Every query is a dict lookup plus a bounded BFS; the graph is built in one pass over the
+resolved edges.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from treeseek.code.model import EdgeType, FileCodeIndex, split_symbol_id, symbol_id
+from treeseek.code.modules import python_module_names
+from treeseek.code.resolve import ResolvedTree, resolve_tree
+
+CONTAINS = "contains"
+EDGE_KINDS: tuple[str, ...] = (
+    EdgeType.IMPORTS.value,
+    EdgeType.CALLS.value,
+    EdgeType.INHERITS.value,
+    CONTAINS,
+)
+
+
+@dataclass(slots=True)
+class CodeGraph:
+    files: set[str] = field(default_factory=set)
+    symbols: set[str] = field(default_factory=set)
+    modules: dict[str, str] = field(default_factory=dict)  # dotted module / unit -> path
+    out: dict[str, dict[str, set[str]]] = field(default_factory=dict)  # kind -> src -> dsts
+    into: dict[str, dict[str, set[str]]] = field(default_factory=dict)  # kind -> dst -> srcs
+
+    @classmethod
+    def build(
+        cls, indexes: Mapping[str, FileCodeIndex], resolved: ResolvedTree | None = None
+    ) -> CodeGraph:
+        if resolved is None:
+            resolved = resolve_tree(indexes)
+        g = cls(out={k: {} for k in EDGE_KINDS}, into={k: {} for k in EDGE_KINDS})
+        for path, ix in indexes.items():
+            g.files.add(path)
+            g.modules.setdefault(ix.module, path)
+            for sym in ix.symbols:
+                sid = symbol_id(path, sym.qname)
+                g.symbols.add(sid)
+                parent = symbol_id(path, sym.parent) if sym.parent else path
+                g._add(CONTAINS, parent, sid)
+        for path, module in python_module_names(indexes).items():
+            g.modules[module] = path
+        imports = EdgeType.IMPORTS
+        tables = {t: (g.out[t.value], g.into[t.value]) for t in EdgeType}
+        for e in resolved.edges:
+            if e.dst_path is None:
+                continue
+            if e.type is imports:
+                src, dst = e.src_path, e.dst_path
+            else:
+                src = f"{e.src_path}::{e.src}" if e.src else e.src_path
+                dst = f"{e.dst_path}::{e.dst_symbol}" if e.dst_symbol else e.dst_path
+            if src == dst:
+                continue
+            out, into = tables[e.type]
+            targets = out.get(src)
+            if targets is None:
+                out[src] = {dst}
+            else:
+                targets.add(dst)
+            sources = into.get(dst)
+            if sources is None:
+                into[dst] = {src}
+            else:
+                sources.add(src)
+        return g
+
+    def _add(self, kind: str, src: str, dst: str) -> None:
+        self.out[kind].setdefault(src, set()).add(dst)
+        self.into[kind].setdefault(dst, set()).add(src)
+
+    # --- lookups --------------------------------------------------------------------------
+
+    def node(self, name: str) -> str | None:
+        """The node id for a path, symbol id, dotted module, or ``module.qname``."""
+        if name in self.files or name in self.symbols:
+            return name
+        if name in self.modules:
+            return self.modules[name]
+        head, tail = name, ""
+        while "." in head:
+            head, last = head.rsplit(".", 1)
+            tail = f"{last}.{tail}" if tail else last
+            path = self.modules.get(head)
+            if path is not None:
+                sid = symbol_id(path, tail)
+                return sid if sid in self.symbols else None
+        return None
+
+    @staticmethod
+    def file_of(node: str) -> str:
+        return split_symbol_id(node)[0]
+
+    def _get(self, table: dict[str, dict[str, set[str]]], kind: str, node: str) -> list[str]:
+        return sorted(table[kind].get(node, ()))
+
+    def callers(self, symbol: str) -> list[str]:
+        """Symbols (or files, for module-level code) that call ``symbol``."""
+        return self._get(self.into, EdgeType.CALLS.value, symbol)
+
+    def callees(self, symbol: str) -> list[str]:
+        return self._get(self.out, EdgeType.CALLS.value, symbol)
+
+    def importers(self, file_or_module: str) -> list[str]:
+        """Files that import the file (or the module's file)."""
+        node = self.node(file_or_module) or file_or_module
+        return self._get(self.into, EdgeType.IMPORTS.value, self.file_of(node))
+
+    def imports(self, file: str) -> list[str]:
+        node = self.node(file) or file
+        return self._get(self.out, EdgeType.IMPORTS.value, self.file_of(node))
+
+    def subclasses(self, cls: str, transitive: bool = False) -> list[str]:
+        return self._closure(self.into[EdgeType.INHERITS.value], cls, transitive)
+
+    def superclasses(self, cls: str, transitive: bool = False) -> list[str]:
+        return self._closure(self.out[EdgeType.INHERITS.value], cls, transitive)
+
+    def members(self, node: str) -> list[str]:
+        """Top-level symbols of a file, or members of a symbol."""
+        return self._get(self.out, CONTAINS, node)
+
+    def _closure(self, table: dict[str, set[str]], start: str, transitive: bool) -> list[str]:
+        if not transitive:
+            return sorted(table.get(start, ()))
+        seen: set[str] = set()
+        todo = deque(table.get(start, ()))
+        while todo:
+            n = todo.popleft()
+            if n in seen or n == start:
+                continue
+            seen.add(n)
+            todo.extend(table.get(n, ()))
+        return sorted(seen)
+
+    def edges_of(
+        self, node: str, kinds: Iterable[str] = EDGE_KINDS, direction: str = "both"
+    ) -> list[tuple[str, str, str]]:
+        """``(kind, direction, neighbour)`` of every edge at ``node`` ("out" / "in")."""
+        found: list[tuple[str, str, str]] = []
+        for kind in kinds:
+            if direction in ("both", "out"):
+                found.extend((kind, "out", n) for n in sorted(self.out[kind].get(node, ())))
+            if direction in ("both", "in"):
+                found.extend((kind, "in", n) for n in sorted(self.into[kind].get(node, ())))
+        return found
+
+    def neighbours(
+        self,
+        node: str,
+        hops: int = 1,
+        kinds: Iterable[str] = EDGE_KINDS,
+        direction: str = "both",
+        limit: int = 10_000,
+    ) -> dict[str, int]:
+        """Nodes within ``hops`` edges of ``node`` (itself excluded) -> their distance."""
+        kinds = tuple(kinds)
+        dist: dict[str, int] = {node: 0}
+        frontier = [node]
+        for depth in range(1, hops + 1):
+            nxt: list[str] = []
+            for n in frontier:
+                for _, _, m in self.edges_of(n, kinds, direction):
+                    if m not in dist:
+                        dist[m] = depth
+                        nxt.append(m)
+                        if len(dist) > limit:
+                            del dist[node]
+                            return dist
+            frontier = nxt
+        del dist[node]
+        return dist

@@ -1,0 +1,86 @@
+"""Cross-file resolution of C2 edges and C3 handlers over a whole tree.
+
+``resolve_tree({path: FileCodeIndex}) -> ResolvedTree`` is a pure function of the per-file
+indexes and their paths (module names are recomputed from the paths, so indexes cached by
+content hash are safe to reuse). It works with dict lookups only: no parsing, no file access.
+
+Per language (see :mod:`treeseek.code.resolve_python` and
+:mod:`treeseek.code.resolve_other`): Python imports (absolute, relative, aliases, ``import a.b
+as c``, star imports, re-exports through ``__init__``), calls and bases through those bindings,
+``self``/``cls``/``super()`` through the class hierarchy; best effort for JS/TS relative imports,
+Go package paths, Rust ``use crate::``, Java/C# packages and namespaces, C/C++ local includes and
+Ruby ``require_relative``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from treeseek.code.model import (
+    Edge,
+    EdgeType,
+    FileCodeIndex,
+    Resolution,
+    ResolvedEdge,
+    ResolvedEntrypoint,
+)
+from treeseek.code.resolve_base import UNRESOLVED, Target, TreeFacts
+from treeseek.code.resolve_other import other_resolvers
+from treeseek.code.resolve_python import PythonResolver
+
+
+@dataclass(slots=True)
+class ResolvedTree:
+    edges: list[ResolvedEdge] = field(default_factory=list)
+    entrypoints: list[ResolvedEntrypoint] = field(default_factory=list)
+
+    def stats(self) -> dict[str, int]:
+        resolved = sum(1 for e in self.edges if e.resolution is Resolution.RESOLVED)
+        located = sum(1 for e in self.edges if e.dst_path is not None)
+        return {"edges": len(self.edges), "resolved": resolved, "with_destination": located}
+
+
+def resolve_tree(indexes: Mapping[str, FileCodeIndex]) -> ResolvedTree:
+    facts = TreeFacts.build(indexes)
+    resolvers = {"python": PythonResolver(facts), **other_resolvers(facts)}
+    out = ResolvedTree()
+    for path, ix in indexes.items():
+        resolver = resolvers.get(ix.language or "")
+        for edge in ix.edges:
+            if resolver is None:
+                target = UNRESOLVED
+            elif edge.type is EdgeType.IMPORTS:
+                target = resolver.resolve_import(path, edge)
+            elif edge.type is EdgeType.INHERITS:
+                scope = edge.src.rsplit(".", 1)[0] if "." in edge.src else ""
+                target = resolver.resolve_ref(path, scope, edge.dst_ref)
+            else:
+                target = resolver.resolve_ref(path, edge.src, edge.dst_ref)
+            out.edges.append(_edge(path, edge, target))
+        for ep in ix.entrypoints:
+            handler = ep.handler
+            target = UNRESOLVED
+            if handler and resolver is not None:
+                if handler in facts.symbols[path]:
+                    target = Target(Resolution.RESOLVED, path, handler)
+                else:
+                    target = resolver.resolve_ref(path, "", handler)
+            out.entrypoints.append(
+                ResolvedEntrypoint(path, ep, target.path, target.symbol if target.path else None)
+            )
+    return out
+
+
+def _edge(path: str, edge: Edge, target: Target) -> ResolvedEdge:
+    return ResolvedEdge(
+        type=edge.type,
+        src_path=path,
+        src=edge.src,
+        dst_ref=edge.dst_ref,
+        line=edge.line,
+        resolution=target.resolution,
+        dst_path=target.path,
+        dst_symbol=target.symbol,
+        lang_payload=edge.lang_payload,
+    )

@@ -1,0 +1,213 @@
+"""What every language resolver shares: tree facts, targets, scope and class-hierarchy lookups."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from treeseek.code.model import Edge, EdgeType, FileCodeIndex, Resolution, Symbol, SymbolKind
+
+MAX_HOPS = 8  # re-export chains, base-class chains
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    resolution: Resolution
+    path: str | None = None
+    symbol: str | None = None
+
+
+UNRESOLVED = Target(Resolution.PARTIAL)
+
+
+@dataclass(slots=True)
+class TreeFacts:
+    indexes: Mapping[str, FileCodeIndex]
+    symbols: dict[str, dict[str, Symbol]] = field(default_factory=dict)  # path -> qname -> sym
+    bases: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # path -> class -> refs
+
+    @classmethod
+    def build(cls, indexes: Mapping[str, FileCodeIndex]) -> TreeFacts:
+        facts = cls(indexes)
+        for path, ix in indexes.items():
+            facts.symbols[path] = {s.qname: s for s in ix.symbols}
+            bases: dict[str, list[str]] = {}
+            for e in ix.edges:
+                if e.type is EdgeType.INHERITS:
+                    bases.setdefault(e.src, []).append(e.dst_ref)
+            facts.bases[path] = bases
+        return facts
+
+    def is_class(self, path: str, qname: str | None) -> bool:
+        if qname is None:
+            return False
+        sym = self.symbols[path].get(qname)
+        return sym is not None and sym.kind is SymbolKind.CLASS
+
+
+class Resolver:
+    """Base of the per-language resolvers: same-file scope lookups and class hierarchies.
+
+    Subclasses implement :meth:`resolve_import` and :meth:`resolve_name` (a reference's head
+    name seen from a file: imports, package members, ...); :meth:`resolve_ref` handles the rest.
+    """
+
+    self_names: tuple[str, ...] = ("self", "this")
+    class_scope_visible = True  # Python: a method body does not see its class's names
+
+    def __init__(self, facts: TreeFacts) -> None:
+        self.facts = facts
+        self._method_cache: dict[tuple[str, str, str], tuple[str, str] | None] = {}
+        self._name_cache: dict[tuple[str, str], Target] = {}
+
+    # --- to implement ---------------------------------------------------------------------
+
+    def resolve_import(self, path: str, edge: Edge) -> Target:
+        return UNRESOLVED
+
+    def resolve_name(self, path: str, parts: list[str]) -> Target:
+        """Resolve ``parts`` (a dotted reference) through what ``path`` imports."""
+        return UNRESOLVED
+
+    # --- shared ---------------------------------------------------------------------------
+
+    def resolve_ref(self, path: str, scope: str, ref: str) -> Target:
+        parts = ref.split(".")
+        truncated = False
+        if "[" in ref or "?" in ref or ".." in ref or ref.endswith("."):
+            cut = next((i for i, p in enumerate(parts) if "[" in p or p in ("?", "")), len(parts))
+            truncated = cut < len(parts)
+            parts = parts[:cut]
+            if not parts:
+                return UNRESOLVED
+        head = parts[0]
+        if head in self.self_names and len(parts) > 1:
+            target = self._self_member(path, scope, parts[1])
+        elif head == "super()" and len(parts) > 1:
+            target = self._super_member(path, scope, parts[1])
+        elif head.endswith("()") and len(parts) > 1:
+            target = self._instance_member(path, scope, parts[:2])
+        else:
+            target = self._local(path, scope, parts)
+            if target is None:
+                key = (path, ".".join(parts))
+                target = self._name_cache.get(key)
+                if target is None:
+                    target = self._name_cache[key] = self.resolve_name(path, parts)
+            return _demote(target, truncated)
+        if target is None:
+            return UNRESOLVED
+        return _demote(self._walk_members(target, parts[2:]), truncated)
+
+    def _walk_members(self, target: Target, rest: list[str]) -> Target:
+        """Continue ``Class.method.x`` from a found symbol through the remaining parts."""
+        if target.path is None or target.symbol is None or not rest:
+            return target
+        symbols = self.facts.symbols[target.path]
+        qname = target.symbol
+        i = 0
+        while i < len(rest):
+            nxt = f"{qname}.{rest[i]}"
+            if nxt in symbols:
+                qname = nxt
+                i += 1
+                continue
+            if symbols.get(qname) is not None and symbols[qname].kind is SymbolKind.CLASS:
+                found = self.method(target.path, qname, rest[i])
+                if found is not None:
+                    return self._walk_members(Target(Resolution.RESOLVED, *found), rest[i + 1 :])
+            break
+        if i == len(rest):
+            return Target(target.resolution, target.path, qname)
+        return Target(Resolution.PARTIAL, target.path, qname)
+
+    def _local(self, path: str, scope: str, parts: list[str]) -> Target | None:
+        symbols = self.facts.symbols.get(path, {})
+        prefix = scope
+        while True:
+            cand = f"{prefix}.{parts[0]}" if prefix else parts[0]
+            visible = (
+                self.class_scope_visible
+                or not prefix
+                or prefix == scope
+                or not self.facts.is_class(path, prefix)
+            )
+            if visible and cand in symbols:
+                return self._walk_members(Target(Resolution.RESOLVED, path, cand), parts[1:])
+            if not prefix:
+                return None
+            prefix = prefix.rsplit(".", 1)[0] if "." in prefix else ""
+
+    def enclosing_class(self, path: str, scope: str) -> str | None:
+        symbols = self.facts.symbols.get(path, {})
+        q: str | None = scope
+        while q:
+            sym = symbols.get(q)
+            if sym is not None and sym.kind is SymbolKind.CLASS:
+                return q
+            q = sym.parent if sym is not None else (q.rsplit(".", 1)[0] if "." in q else None)
+        return None
+
+    def _self_member(self, path: str, scope: str, name: str) -> Target | None:
+        cls = self.enclosing_class(path, scope)
+        if cls is None:
+            return None
+        found = self.method(path, cls, name)
+        if found is None:
+            return Target(Resolution.PARTIAL, path, cls)
+        return Target(Resolution.RESOLVED, *found)
+
+    def _super_member(self, path: str, scope: str, name: str) -> Target | None:
+        cls = self.enclosing_class(path, scope)
+        if cls is None:
+            return None
+        for base in self.base_classes(path, cls):
+            found = self.method(base[0], base[1], name)
+            if found is not None:
+                return Target(Resolution.RESOLVED, *found)
+        return None
+
+    def _instance_member(self, path: str, scope: str, parts: list[str]) -> Target | None:
+        """``Foo().bar``: ``bar`` looked up on class ``Foo``."""
+        ctor = self.resolve_ref(path, scope, parts[0][:-2])
+        if (
+            ctor.path is None
+            or ctor.symbol is None
+            or not self.facts.is_class(ctor.path, ctor.symbol)
+        ):
+            return None
+        found = self.method(ctor.path, ctor.symbol, parts[1])
+        return Target(Resolution.RESOLVED, *found) if found else None
+
+    def base_classes(self, path: str, cls: str) -> list[tuple[str, str]]:
+        scope = cls.rsplit(".", 1)[0] if "." in cls else ""
+        out: list[tuple[str, str]] = []
+        for ref in self.facts.bases.get(path, {}).get(cls, []):
+            t = self.resolve_ref(path, scope, ref)
+            if t.path is not None and t.symbol is not None and (t.path, t.symbol) != (path, cls):
+                out.append((t.path, t.symbol))
+        return out
+
+    def method(self, path: str, cls: str, name: str, hops: int = 0) -> tuple[str, str] | None:
+        """``name`` defined on class ``cls`` of ``path`` or inherited from a base in the tree."""
+        key = (path, cls, name)
+        if key in self._method_cache:
+            return self._method_cache[key]
+        self._method_cache[key] = None  # breaks inheritance cycles
+        found: tuple[str, str] | None = None
+        qname = f"{cls}.{name}"
+        if qname in self.facts.symbols.get(path, {}):
+            found = (path, qname)
+        elif hops < MAX_HOPS:
+            for base_path, base_cls in self.base_classes(path, cls):
+                found = self.method(base_path, base_cls, name, hops + 1)
+                if found is not None:
+                    break
+        self._method_cache[key] = found
+        return found
+
+
+def _demote(target: Target, truncated: bool) -> Target:
+    if truncated and target.resolution is Resolution.RESOLVED:
+        return Target(Resolution.PARTIAL, target.path, target.symbol)
+    return target
