@@ -2,14 +2,35 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+import treeseek
 from treeseek.database import Database
-from treeseek.errors import BuildError, PathError
-from treeseek.trees.model import ContentStatus, NodeType, TreeSource, node_id_for_path
+from treeseek.errors import BuildError, NodeNotFound, PathError, TreeNotFound
+from treeseek.indexing import ChangedFile
+from treeseek.store.base import TreeWriter
+from treeseek.trees.filesystem import FilesystemBuilder
+from treeseek.trees.model import (
+    ContentStatus,
+    Node,
+    NodeType,
+    TreeInfo,
+    TreeSource,
+    node_id_for_path,
+)
 from treeseek.trees.pathlist import PathListBuilder
+from treeseek.trees.source import SourceEntry, SourceWarnings, TreeBuilder
 
 
 def test_path_list_builds_directories_order_and_counts(database: Database) -> None:
@@ -73,3 +94,225 @@ def test_reindex_path_list_is_incremental(database: Database) -> None:
     assert after["a/x.py"] == before["a/x.py"]
     assert "a/y.py" not in after
     assert [n.name for n in database.children("t", "a")] == ["w.py", "x.py"]
+
+
+# -- incremental re-indexing of a directory -----------------------------------------------
+
+
+class RecordingHook:
+    """An index hook that records what each run handed it (and can fail on demand)."""
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[list[str], list[str], list[bool]]] = []
+        self.fail = False
+
+    def apply(
+        self,
+        writer: TreeWriter,
+        tree: TreeInfo,
+        changed: Sequence[ChangedFile],
+        removed: Sequence[Node],
+    ) -> None:
+        assert isinstance(writer, TreeWriter)
+        self.runs.append(
+            (
+                sorted(c.node.path for c in changed),
+                sorted(n.path for n in removed),
+                [c.full for c in changed],
+            )
+        )
+        if self.fail:
+            raise RuntimeError("hook failed")
+
+
+class CountingBuilder(TreeBuilder):
+    """Wraps a builder and counts the file reads the indexer asks for."""
+
+    def __init__(self, inner: TreeBuilder) -> None:
+        self.inner = inner
+        self.source = inner.source
+        self.root = inner.root
+        self.reads: list[str] = []
+
+    def entries(self, warnings: SourceWarnings) -> Iterator[SourceEntry]:
+        for entry in self.inner.entries(warnings):
+            if entry.read is None:
+                yield entry
+                continue
+            read = entry.read
+
+            def counted(read: Callable[[], bytes] = read, path: str = entry.path) -> bytes:
+                self.reads.append(path)
+                return read()
+
+            yield replace(entry, read=counted)
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+def _builder(root: Path) -> CountingBuilder:
+    return CountingBuilder(FilesystemBuilder(root, use_git=False))
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    _write(
+        root,
+        {f"pkg/m{i}.py": f"value = {i}\n" for i in range(10)}
+        | {"README.md": "# r\n", "dup1.txt": "same\n", "dup2.txt": "same\n"},
+    )
+    return root
+
+
+def test_reindex_touches_only_what_changed(tmp_path: Path, repo: Path) -> None:
+    hook = RecordingHook()
+    db = treeseek.open(tmp_path / "db.sqlite", hooks=[hook])
+    first = _builder(repo)
+    report = db.index(first, name="r")
+    assert report.added == 13 and len(first.reads) == 13
+    assert db.store.content_count() == 12  # dup1 and dup2 share one content
+    assert hook.runs[0][2] == [True] * 12 + [True]
+    ids = {n.path: n.id for n in db.subtree("r")}
+
+    (repo / "pkg/m1.py").write_text("value = 'one'\n")  # content change
+    os.utime(repo / "pkg/m2.py", ns=(1, 1))  # signature change only
+    (repo / "pkg/m3.py").unlink()
+    _write(repo, {"pkg/new.py": "fresh\n"})
+    second = _builder(repo)
+    report = db.index(second, name="r")
+    assert sorted(second.reads) == ["pkg/m1.py", "pkg/m2.py", "pkg/new.py"]
+    assert (report.added, report.changed, report.removed, report.unchanged) == (1, 1, 1, 11)
+    assert hook.runs[1][:2] == (["pkg/m1.py", "pkg/new.py"], ["pkg/m3.py"])
+    assert hook.runs[1][2] == [False, False]
+    after = {n.path: n.id for n in db.subtree("r")}
+    assert all(after[p] == i for p, i in ids.items() if p in after)
+    assert db.text("r", "pkg/m1.py") == "value = 'one'\n"
+    assert db.store.content_count() == 12  # old m1 and m3 contents were dropped, new ones added
+
+    third = _builder(repo)
+    report = db.index(third, name="r")
+    assert third.reads == [] and report.unchanged == 13
+    assert hook.runs[2][:2] == ([], [])
+    db.close()
+
+
+def test_a_failing_hook_rolls_back_the_whole_tree(tmp_path: Path, repo: Path) -> None:
+    hook = RecordingHook()
+    db = treeseek.open(tmp_path / "db.sqlite", hooks=[hook])
+    db.index(_builder(repo), name="r")
+    (repo / "pkg/m1.py").write_text("changed\n")
+    (repo / "README.md").unlink()
+    hook.fail = True
+    with pytest.raises(RuntimeError, match="hook failed"):
+        db.index(_builder(repo), name="r")
+    assert db.text("r", "pkg/m1.py") == "value = 1\n"
+    assert db.node("r", "README.md").is_file
+    assert db.store.contents([hashlib.sha256(b"changed\n").hexdigest()]) == {}
+    hook.fail = False
+    report = db.index(_builder(repo), name="r")
+    assert (report.changed, report.removed) == (1, 1)
+    db.close()
+
+
+def test_base_copy_then_only_the_differences(tmp_path: Path, repo: Path) -> None:
+    hook = RecordingHook()
+    db = treeseek.open(tmp_path / "db.sqlite", hooks=[hook])
+    db.index(_builder(repo), name="v1")
+    (repo / "pkg/m4.py").write_text("value = 'four'\n")
+    (repo / "pkg/m5.py").unlink()
+    second = _builder(repo)
+    report = db.index(second, name="v2", base="v1")
+    assert second.reads == ["pkg/m4.py"]
+    assert (report.added, report.changed, report.removed, report.unchanged) == (0, 1, 1, 11)
+    assert hook.runs[-1][:2] == (["pkg/m4.py"], ["pkg/m5.py"])
+    assert db.text("v1", "pkg/m4.py") == "value = 4\n"
+    assert db.text("v2", "pkg/m4.py") == "value = 'four'\n"
+    assert db.node("v1", "pkg/m5.py").is_file
+    with pytest.raises(NodeNotFound):
+        db.node("v2", "pkg/m5.py")
+    with pytest.raises(TreeNotFound):
+        db.index(_builder(repo), name="v3", base="nope")
+    db.close()
+
+
+def test_readers_never_see_half_a_tree(tmp_path: Path, repo: Path) -> None:
+    """A reader in another thread, during the hook (inside the write), sees the old version."""
+    db = treeseek.open(tmp_path / "db.sqlite", hooks=[])
+    db.index(_builder(repo), name="r")
+    seen: list[int] = []
+
+    class PeekingHook:
+        def apply(
+            self,
+            writer: TreeWriter,
+            tree: TreeInfo,
+            changed: Sequence[ChangedFile],
+            removed: Sequence[Node],
+        ) -> None:
+            worker = threading.Thread(target=lambda: seen.append(db.tree("r").file_count))
+            worker.start()
+            worker.join()
+
+    db.hooks = [PeekingHook()]
+    for i in range(5):
+        (repo / f"pkg/m{i}.py").unlink()
+    db.index(_builder(repo), name="r")
+    assert seen == [13]
+    assert db.tree("r").file_count == 8
+    db.close()
+
+
+_KILLED_INDEXER = """
+import sys, time
+from pathlib import Path
+import treeseek
+from treeseek.trees.filesystem import FilesystemBuilder
+
+class SlowHook:
+    def apply(self, writer, tree, changed, removed):
+        Path(sys.argv[3]).write_text("inside the transaction")
+        time.sleep(600)
+
+db = treeseek.open(sys.argv[1], hooks=[SlowHook()])
+db.index(FilesystemBuilder(sys.argv[2], use_git=False), name="r")
+"""
+
+
+def test_killed_indexer_leaves_the_previous_version_and_the_next_run_completes(
+    tmp_path: Path, repo: Path
+) -> None:
+    db_path = tmp_path / "db.sqlite"
+    with treeseek.open(db_path, hooks=[]) as db:
+        db.index(FilesystemBuilder(repo, use_git=False), name="r")
+        before = sorted((n.path, n.content_hash) for n in db.subtree("r"))
+    for i in range(10):
+        (repo / f"pkg/m{i}.py").write_text(f"rewritten {i}\n")
+    (repo / "README.md").unlink()
+    marker = tmp_path / "marker"
+    process = subprocess.Popen(
+        [sys.executable, "-c", _KILLED_INDEXER, str(db_path), str(repo), str(marker)]
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists():
+            assert process.poll() is None, "the indexer exited early"
+            assert time.monotonic() < deadline, "the indexer never reached its write"
+            time.sleep(0.05)
+        # a reader in another process sees the committed version while the write is open
+        with treeseek.open(db_path, hooks=[]) as reader:
+            assert sorted((n.path, n.content_hash) for n in reader.subtree("r")) == before
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.kill()
+        process.wait()
+    with treeseek.open(db_path, hooks=[]) as db:
+        assert sorted((n.path, n.content_hash) for n in db.subtree("r")) == before
+        assert db.text("r", "pkg/m3.py") == "value = 3\n"
+        report = db.index(FilesystemBuilder(repo, use_git=False), name="r")
+        assert (report.changed, report.removed) == (10, 1)
+        assert db.text("r", "pkg/m3.py") == "rewritten 3\n"

@@ -13,6 +13,7 @@ A database holds several named trees. Index a directory (git-aware), a path list
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -38,6 +39,8 @@ if TYPE_CHECKING:
     from treeseek.search.base import Result
 
 NodeRef = str | Node
+#: the shape of :func:`~treeseek.trees.model.node_id_for_path` ids
+_LOOKS_LIKE_ID = re.compile(r"[a-z2-7]{10}")
 
 
 def normalize_query_path(path: str) -> str:
@@ -89,6 +92,7 @@ class Database:
         new tree starts from a copy of tree ``base`` and applies only the differences.
         """
         builder = self._builder(source, paths_from)
+        self._skip_own_files(builder)
         tree_name = name or _default_name(source, paths_from)
         return index_tree(
             self.store,
@@ -123,6 +127,16 @@ class Database:
             return PathListBuilder.from_file(path)
         raise BuildError(f"{path} does not exist; give a directory or a path-list file")
 
+    def _skip_own_files(self, builder: TreeBuilder) -> None:
+        """Indexing a directory that holds this database must not index the database."""
+        from treeseek.trees.filesystem import FilesystemBuilder
+
+        db_path = getattr(self.store, "path", None)
+        if isinstance(builder, FilesystemBuilder) and isinstance(db_path, Path):
+            builder.skip_files(
+                [Path(f"{db_path}{suffix}") for suffix in ("", "-wal", "-shm", "-journal")]
+            )
+
     def delete(self, name: str) -> None:
         """Remove a tree and the contents no other tree uses."""
         self.store.delete_tree(name)
@@ -141,10 +155,11 @@ class Database:
         """A node by id or by repo-relative path (ids are tried first)."""
         if isinstance(ref, Node):
             return ref
-        try:
-            return self.store.node(tree, ref)
-        except NodeNotFound:
-            pass
+        if _LOOKS_LIKE_ID.fullmatch(ref):
+            try:
+                return self.store.node(tree, ref)
+            except NodeNotFound:
+                pass
         found = self.store.node_by_path(tree, normalize_query_path(ref))
         if found is None:
             raise NodeNotFound(

@@ -19,7 +19,11 @@ app = typer.Typer(
 )
 
 #: command modules, each registers commands on `app` when imported
-COMMAND_MODULES: tuple[str, ...] = ("treeseek.cli.eval_commands", "treeseek.cli.query_commands")
+COMMAND_MODULES: tuple[str, ...] = (
+    "treeseek.cli.tree_commands",
+    "treeseek.cli.eval_commands",
+    "treeseek.cli.query_commands",
+)
 
 
 def load_commands() -> typer.Typer:

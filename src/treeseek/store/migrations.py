@@ -25,6 +25,8 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from treeseek.store.code_sqlite import CODE_SCHEMA_SQL
+
 
 @dataclass(frozen=True, slots=True)
 class Migration:
@@ -98,6 +100,11 @@ MIGRATIONS: list[Migration] = [
         sql=_V1_TREES_NODES_CONTENTS,
         tree_tables=("nodes",),
     ),
+    Migration(
+        version=2,
+        description="code layers (C0-C3) and vectors, keyed by content hash",
+        sql=CODE_SCHEMA_SQL,
+    ),
 ]
 
 
@@ -115,11 +122,16 @@ def split_statements(sql: str) -> list[str]:
             if pending.strip():
                 statements.append(pending.strip())
             pending = ""
-    if pending.strip():
+    if _has_code(pending):
         if not sqlite3.complete_statement(pending + ";"):
             raise ValueError(f"incomplete SQL statement in migration: {pending.strip()[:80]!r}")
         statements.append(pending.strip())
     return statements
+
+
+def _has_code(sql: str) -> bool:
+    """Whether ``sql`` holds more than whitespace and ``--`` comments."""
+    return any(line.split("--", 1)[0].strip() for line in sql.splitlines())
 
 
 def tree_tables(migrations: list[Migration]) -> tuple[str, ...]:

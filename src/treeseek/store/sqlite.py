@@ -157,7 +157,7 @@ class SQLiteTreeWriter:
                 n.size,
                 n.content_hash,
                 n.content_status.value,
-                signatures.get(n.id),
+                _text_param(signatures.get(n.id) or "") or None,
             )
             for n in node_list
         ]
@@ -165,7 +165,7 @@ class SQLiteTreeWriter:
             self.connection.executemany(
                 "INSERT INTO nodes(tree_id, node_id, path, type, parent_id, depth, ord,"
                 " child_count, size, content_hash, content_status, signature)"
-                " VALUES (?, ?, CAST(? AS TEXT), ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " VALUES (?, ?, CAST(? AS TEXT), ?, ?, ?, ?, ?, ?, ?, ?, CAST(? AS TEXT))"
                 " ON CONFLICT(tree_id, node_id) DO UPDATE SET path = excluded.path,"
                 " type = excluded.type, parent_id = excluded.parent_id,"
                 " depth = excluded.depth, ord = excluded.ord,"
@@ -474,6 +474,8 @@ class SQLiteStore:
     def node(self, tree: str, node_id: str) -> Node:
         conn = self._conn()
         tree_id = self._tree_id(conn, tree)
+        if not node_id.isascii():  # ids are ASCII; anything else cannot be one
+            raise NodeNotFound(f"no node with id {node_id!r} in tree {tree!r}")
         row = conn.execute(
             f"SELECT {_NODE_COLUMNS} FROM nodes WHERE tree_id = ? AND node_id = ?",
             (tree_id, node_id),

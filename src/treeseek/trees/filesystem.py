@@ -84,8 +84,17 @@ class FilesystemBuilder(TreeBuilder):
         self._root = os.path.realpath(path)
         self.root = self._root
         self._use_git = use_git
+        #: root-relative paths never listed (the database's own files when it lives inside)
+        self.skip: set[str] = set()
         #: how the last listing was made: "git" or "walk"
         self.mode = ""
+
+    def skip_files(self, paths: list[str | Path]) -> None:
+        """Never list these files (absolute paths; those outside the root are ignored)."""
+        for path in paths:
+            real = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+            if real.startswith(self._root + os.sep):
+                self.skip.add(real[len(self._root) + 1 :].replace(os.sep, "/"))
 
     # -- listing -------------------------------------------------------------------------
     def entries(self, warnings: SourceWarnings) -> Iterator[SourceEntry]:
@@ -175,6 +184,8 @@ class FilesystemBuilder(TreeBuilder):
 
     def _entry(self, path: str, warnings: SourceWarnings, *, in_git: bool) -> SourceEntry | None:
         """A file entry for ``path`` (symlinks resolved inside the root), or None to skip."""
+        if path in self.skip:
+            return None
         full = os.path.join(self._root, path)
         try:
             st = os.lstat(full)
