@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 
 from treeseek.llm.base import Candidate, RankRequest
+from treeseek.llm.tokens import count_tokens
 from treeseek.search.base import QueryOptions, Result, Retriever, SearchContext
 from treeseek.search.blocks import unique
 from treeseek.search.prompts import render_beam_prompt
@@ -94,6 +95,7 @@ class BeamRetriever(Retriever):
                             dropped_ids=outcome.dropped,
                             notes=outcome.notes,
                             pick_limit=p,
+                            message_tokens=count_tokens(request.message),
                         )
                     ],
                     merged_ids=list(ranked),
