@@ -1,0 +1,124 @@
+"""The code-index store protocol: the C0-C3 layers and vectors, as typed reads and writes.
+
+Everything parsed from a file's bytes is keyed by the file's CONTENT HASH, not by tree or
+path: one parse serves every tree (and every git commit) holding the same bytes, which is what
+makes indexing a series of commits cheap. Readers restrict results to a tree by the set of
+content hashes the tree's file nodes carry. No SQL lives outside ``treeseek.store``; the
+SQLite implementation is :class:`treeseek.store.code_sqlite.SQLiteCodeStore`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from treeseek.code.model import (
+    Chunk,
+    ChunkType,
+    Edge,
+    Entrypoint,
+    FileCodeIndex,
+    Symbol,
+    SymbolKind,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkHit:
+    """A C0 chunk matched by full-text search. ``score``: BM25, higher is better."""
+
+    content_hash: str
+    index: int
+    type: ChunkType
+    start_line: int
+    end_line: int
+    symbol: str | None
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolHit:
+    """A C1 symbol matched by full-text search or by exact name. ``score``: higher is better."""
+
+    content_hash: str
+    qname: str
+    name: str
+    kind: SymbolKind
+    start_line: int
+    end_line: int
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class CodeFileInfo:
+    """What was recorded about one parsed content."""
+
+    content_hash: str
+    language: str | None
+    parse_error: str | None
+    chunk_count: int
+    symbol_count: int
+
+
+@runtime_checkable
+class CodeWriter(Protocol):
+    """Writes of the code layers; used inside a tree's write transaction."""
+
+    def missing_code(self, hashes: Collection[str]) -> set[str]:
+        """The hashes among ``hashes`` that have no stored code index yet."""
+
+    def put_code(self, content_hash: str, index: FileCodeIndex) -> None:
+        """Store one file's layers (replacing any previous ones for that hash)."""
+
+    def missing_vectors(self, model: str, kind: str, hashes: Collection[str]) -> set[str]: ...
+
+    def put_vectors(
+        self, model: str, kind: str, items: Sequence[tuple[str, npt.NDArray[np.float32]]]
+    ) -> None:
+        """Store (content_hash, vector) pairs of one model and one kind of embedded text."""
+
+
+@runtime_checkable
+class CodeStore(CodeWriter, Protocol):
+    """Reads of the code layers (and the writes of :class:`CodeWriter`)."""
+
+    def code_files(self, hashes: Collection[str]) -> dict[str, CodeFileInfo]: ...
+
+    def chunks(self, content_hash: str) -> list[Chunk]:
+        """The chunks of one content, in chunk order, with their text."""
+
+    def symbols(self, content_hash: str) -> list[Symbol]: ...
+
+    def symbols_of(self, hashes: Collection[str]) -> dict[str, list[Symbol]]:
+        """Batched :meth:`symbols` (hashes without symbols are absent)."""
+
+    def edges(self, content_hash: str) -> list[Edge]: ...
+
+    def entrypoints(self, content_hash: str) -> list[Entrypoint]: ...
+
+    def chunk_doc_count(self) -> int:
+        """How many chunks the full-text index holds (all trees)."""
+
+    def chunk_term_doc_freqs(self, terms: Sequence[str]) -> dict[str, int]:
+        """How many chunks contain each term (terms not indexed are absent)."""
+
+    def search_chunks(
+        self, terms: Sequence[str], hashes: Collection[str], limit: int
+    ) -> list[ChunkHit]:
+        """Chunks matching any of ``terms`` by BM25, restricted to contents in ``hashes``."""
+
+    def search_symbols(
+        self, terms: Sequence[str], hashes: Collection[str], limit: int
+    ) -> list[SymbolHit]:
+        """Symbols matching any of ``terms`` by BM25, restricted to contents in ``hashes``."""
+
+    def symbols_named(self, names: Sequence[str], hashes: Collection[str]) -> list[SymbolHit]:
+        """Symbols whose name or qualified name equals one of ``names`` exactly (score 0)."""
+
+    def vectors(
+        self, model: str, kind: str, hashes: Collection[str]
+    ) -> dict[str, npt.NDArray[np.float32]]: ...

@@ -1,0 +1,528 @@
+"""SQLite storage of the code layers: tables keyed by content hash, FTS5 indexes, vectors.
+
+Layout (see :data:`CODE_SCHEMA_SQL`, applied as one migration):
+
+- ``code_files``: one row per parsed content (language, parse error, counts).
+- ``code_chunks`` + ``code_chunks_fts``: C0 chunk spans; the FTS row (same rowid) holds the
+  chunk's code-aware tokens (:func:`treeseek.code.tokenize.fts_document`). Chunk text is not
+  stored twice: it is sliced from the shared ``contents`` by line span when asked for.
+- ``code_symbols`` + ``code_symbols_fts``: the C1 catalog; the FTS row holds tokens of the
+  qualified name, signature, decorators and docstring. ``code_symbols.name`` is indexed for
+  the exact lookups of query understanding.
+- ``code_edges``, ``code_entrypoints``: C2 edges as found in one file, and C3 entrypoints.
+- ``code_vectors``: float32 vectors per (content hash, model, kind), searched exactly with
+  numpy (a tree holds at most tens of thousands of files: a brute-force scan is milliseconds,
+  and Python's bundled sqlite3 here cannot load extensions such as sqlite-vec).
+
+Rows of a content disappear with the content (trigger on ``contents``), so deleting a tree
+prunes its code layers exactly when the store drops the bytes nobody uses any more.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from treeseek.code.model import (
+    Chunk,
+    ChunkType,
+    Edge,
+    EdgeType,
+    Entrypoint,
+    FileCodeIndex,
+    Symbol,
+    SymbolKind,
+)
+from treeseek.code.tokenize import fts_document
+from treeseek.errors import StoreError
+from treeseek.store.code_base import ChunkHit, CodeFileInfo, SymbolHit
+
+CODE_SCHEMA_SQL = """
+CREATE TABLE code_files (
+    content_hash  TEXT PRIMARY KEY,
+    language      TEXT,
+    parse_error   TEXT,
+    chunk_count   INTEGER NOT NULL,
+    symbol_count  INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE code_chunks (
+    id            INTEGER PRIMARY KEY,
+    content_hash  TEXT NOT NULL,
+    idx           INTEGER NOT NULL,
+    type          TEXT NOT NULL,
+    start_line    INTEGER NOT NULL,
+    end_line      INTEGER NOT NULL,
+    symbol        TEXT
+);
+CREATE INDEX code_chunks_by_content ON code_chunks(content_hash, idx);
+CREATE VIRTUAL TABLE code_chunks_fts USING fts5(body, tokenize = "unicode61 tokenchars '_'");
+CREATE VIRTUAL TABLE code_chunks_vocab USING fts5vocab(code_chunks_fts, 'row');
+
+CREATE TABLE code_symbols (
+    id            INTEGER PRIMARY KEY,
+    content_hash  TEXT NOT NULL,
+    ord           INTEGER NOT NULL,
+    qname         TEXT NOT NULL,
+    name          TEXT NOT NULL,
+    kind          TEXT NOT NULL,
+    start_line    INTEGER NOT NULL,
+    end_line      INTEGER NOT NULL,
+    signature     TEXT NOT NULL,
+    decorators    TEXT NOT NULL,
+    docstring     TEXT,
+    parent        TEXT,
+    is_entry      INTEGER NOT NULL,
+    lang_payload  TEXT NOT NULL
+);
+CREATE INDEX code_symbols_by_content ON code_symbols(content_hash, ord);
+CREATE INDEX code_symbols_by_name ON code_symbols(name);
+CREATE INDEX code_symbols_by_qname ON code_symbols(qname);
+CREATE VIRTUAL TABLE code_symbols_fts USING fts5(body, tokenize = "unicode61 tokenchars '_'");
+
+CREATE TABLE code_edges (
+    content_hash  TEXT NOT NULL,
+    ord           INTEGER NOT NULL,
+    type          TEXT NOT NULL,
+    src           TEXT NOT NULL,
+    dst_ref       TEXT NOT NULL,
+    line          INTEGER NOT NULL,
+    lang_payload  TEXT NOT NULL,
+    PRIMARY KEY (content_hash, ord)
+) WITHOUT ROWID;
+
+CREATE TABLE code_entrypoints (
+    content_hash      TEXT NOT NULL,
+    ord               INTEGER NOT NULL,
+    entry_type        TEXT NOT NULL,
+    framework         TEXT NOT NULL,
+    route_or_command  TEXT NOT NULL,
+    handler           TEXT,
+    line              INTEGER NOT NULL,
+    lang_payload      TEXT NOT NULL,
+    PRIMARY KEY (content_hash, ord)
+) WITHOUT ROWID;
+
+CREATE TABLE code_vectors (
+    content_hash  TEXT NOT NULL,
+    model         TEXT NOT NULL,
+    kind          TEXT NOT NULL,
+    vec           BLOB NOT NULL,
+    PRIMARY KEY (content_hash, model, kind)
+) WITHOUT ROWID;
+
+CREATE TRIGGER code_prune_with_content AFTER DELETE ON contents
+BEGIN
+    DELETE FROM code_chunks_fts
+        WHERE rowid IN (SELECT id FROM code_chunks WHERE content_hash = OLD.hash);
+    DELETE FROM code_chunks WHERE content_hash = OLD.hash;
+    DELETE FROM code_symbols_fts
+        WHERE rowid IN (SELECT id FROM code_symbols WHERE content_hash = OLD.hash);
+    DELETE FROM code_symbols WHERE content_hash = OLD.hash;
+    DELETE FROM code_edges WHERE content_hash = OLD.hash;
+    DELETE FROM code_entrypoints WHERE content_hash = OLD.hash;
+    DELETE FROM code_vectors WHERE content_hash = OLD.hash;
+    DELETE FROM code_files WHERE content_hash = OLD.hash;
+END;
+"""
+
+#: a symbol's docstring is cut to this many characters in its FTS document
+_DOCSTRING_CHARS = 600
+#: batch size of ``IN (...)`` parameter lists (SQLite's default limit is 32766; stay modest)
+_BATCH = 900
+
+ContentReader = Callable[[Sequence[str]], dict[str, bytes]]
+
+
+def _batches(items: Sequence[str]) -> Iterator[Sequence[str]]:
+    for start in range(0, len(items), _BATCH):
+        yield items[start : start + _BATCH]
+
+
+def _fts_query(terms: Sequence[str]) -> str:
+    """An FTS5 OR-query of already-tokenized terms (each quoted: no operator injection)."""
+    quoted = ['"' + t.replace('"', '""') + '"' for t in terms if t]
+    return " OR ".join(quoted)
+
+
+def _symbol_document(symbol: Symbol) -> str:
+    doc = (symbol.docstring or "")[:_DOCSTRING_CHARS]
+    return fts_document(
+        " ".join((symbol.qname, symbol.signature, " ".join(symbol.decorators), doc))
+    )
+
+
+class SQLiteCodeStore:
+    """The code layers in the same SQLite database as the trees (implements ``CodeStore``).
+
+    ``conn`` is the store's connection (the schema must be migrated); ``read_contents``
+    returns raw bytes by content hash and is used to give chunks their text.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, read_contents: ContentReader) -> None:
+        self._conn = conn
+        self._read_contents = read_contents
+
+    # -- writes ---------------------------------------------------------------------------
+    def missing_code(self, hashes: Collection[str]) -> set[str]:
+        wanted = list(dict.fromkeys(hashes))
+        have: set[str] = set()
+        for batch in _batches(wanted):
+            marks = ",".join("?" * len(batch))
+            rows = self._conn.execute(
+                f"SELECT content_hash FROM code_files WHERE content_hash IN ({marks})", batch
+            )
+            have.update(r[0] for r in rows)
+        return set(wanted) - have
+
+    def put_code(self, content_hash: str, index: FileCodeIndex) -> None:
+        conn = self._conn
+        self._delete_code(content_hash)
+        conn.execute(
+            "INSERT INTO code_files(content_hash, language, parse_error, chunk_count,"
+            " symbol_count) VALUES (?, ?, ?, ?, ?)",
+            (
+                content_hash,
+                index.language,
+                index.parse_error,
+                len(index.chunks),
+                len(index.symbols),
+            ),
+        )
+        for chunk in index.chunks:
+            cur = conn.execute(
+                "INSERT INTO code_chunks(content_hash, idx, type, start_line, end_line, symbol)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    content_hash,
+                    chunk.index,
+                    str(chunk.type),
+                    chunk.start_line,
+                    chunk.end_line,
+                    chunk.symbol,
+                ),
+            )
+            body = fts_document(
+                chunk.text if chunk.symbol is None else chunk.symbol + "\n" + chunk.text
+            )
+            conn.execute(
+                "INSERT INTO code_chunks_fts(rowid, body) VALUES (?, ?)", (cur.lastrowid, body)
+            )
+        for ord_, sym in enumerate(index.symbols):
+            cur = conn.execute(
+                "INSERT INTO code_symbols(content_hash, ord, qname, name, kind, start_line,"
+                " end_line, signature, decorators, docstring, parent, is_entry, lang_payload)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    content_hash,
+                    ord_,
+                    sym.qname,
+                    sym.name,
+                    str(sym.kind),
+                    sym.start_line,
+                    sym.end_line,
+                    sym.signature,
+                    json.dumps(list(sym.decorators)),
+                    sym.docstring,
+                    sym.parent,
+                    int(sym.is_entry_candidate),
+                    json.dumps(sym.lang_payload),
+                ),
+            )
+            conn.execute(
+                "INSERT INTO code_symbols_fts(rowid, body) VALUES (?, ?)",
+                (cur.lastrowid, _symbol_document(sym)),
+            )
+        conn.executemany(
+            "INSERT INTO code_edges(content_hash, ord, type, src, dst_ref, line, lang_payload)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                (content_hash, i, str(e.type), e.src, e.dst_ref, e.line, json.dumps(e.lang_payload))
+                for i, e in enumerate(index.edges)
+            ],
+        )
+        conn.executemany(
+            "INSERT INTO code_entrypoints(content_hash, ord, entry_type, framework,"
+            " route_or_command, handler, line, lang_payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    content_hash,
+                    i,
+                    e.entry_type,
+                    e.framework,
+                    e.route_or_command,
+                    e.handler,
+                    e.line,
+                    json.dumps(e.lang_payload),
+                )
+                for i, e in enumerate(index.entrypoints)
+            ],
+        )
+
+    def _delete_code(self, content_hash: str) -> None:
+        conn = self._conn
+        conn.execute(
+            "DELETE FROM code_chunks_fts WHERE rowid IN"
+            " (SELECT id FROM code_chunks WHERE content_hash = ?)",
+            (content_hash,),
+        )
+        conn.execute(
+            "DELETE FROM code_symbols_fts WHERE rowid IN"
+            " (SELECT id FROM code_symbols WHERE content_hash = ?)",
+            (content_hash,),
+        )
+        for table in (
+            "code_chunks",
+            "code_symbols",
+            "code_edges",
+            "code_entrypoints",
+            "code_files",
+        ):
+            conn.execute(f"DELETE FROM {table} WHERE content_hash = ?", (content_hash,))
+
+    def missing_vectors(self, model: str, kind: str, hashes: Collection[str]) -> set[str]:
+        wanted = list(dict.fromkeys(hashes))
+        have: set[str] = set()
+        for batch in _batches(wanted):
+            marks = ",".join("?" * len(batch))
+            rows = self._conn.execute(
+                "SELECT content_hash FROM code_vectors WHERE model = ? AND kind = ?"
+                f" AND content_hash IN ({marks})",
+                (model, kind, *batch),
+            )
+            have.update(r[0] for r in rows)
+        return set(wanted) - have
+
+    def put_vectors(
+        self, model: str, kind: str, items: Sequence[tuple[str, npt.NDArray[np.float32]]]
+    ) -> None:
+        self._conn.executemany(
+            "INSERT OR REPLACE INTO code_vectors(content_hash, model, kind, vec)"
+            " VALUES (?, ?, ?, ?)",
+            [(h, model, kind, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items],
+        )
+
+    # -- reads ----------------------------------------------------------------------------
+    def code_files(self, hashes: Collection[str]) -> dict[str, CodeFileInfo]:
+        out: dict[str, CodeFileInfo] = {}
+        for batch in _batches(list(hashes)):
+            marks = ",".join("?" * len(batch))
+            for row in self._conn.execute(
+                "SELECT content_hash, language, parse_error, chunk_count, symbol_count"
+                f" FROM code_files WHERE content_hash IN ({marks})",
+                batch,
+            ):
+                out[row[0]] = CodeFileInfo(row[0], row[1], row[2], row[3], row[4])
+        return out
+
+    def chunks(self, content_hash: str) -> list[Chunk]:
+        rows = self._conn.execute(
+            "SELECT idx, type, start_line, end_line, symbol FROM code_chunks"
+            " WHERE content_hash = ? ORDER BY idx",
+            (content_hash,),
+        ).fetchall()
+        if not rows:
+            return []
+        data = self._read_contents([content_hash]).get(content_hash, b"")
+        lines = data.decode("utf-8", "replace").splitlines()
+        return [
+            Chunk(
+                index=r[0],
+                type=ChunkType(r[1]),
+                start_line=r[2],
+                end_line=r[3],
+                text="\n".join(lines[r[2] - 1 : r[3]]),
+                symbol=r[4],
+            )
+            for r in rows
+        ]
+
+    def symbols(self, content_hash: str) -> list[Symbol]:
+        return self.symbols_of([content_hash]).get(content_hash, [])
+
+    def symbols_of(self, hashes: Collection[str]) -> dict[str, list[Symbol]]:
+        out: dict[str, list[Symbol]] = {}
+        for batch in _batches(list(hashes)):
+            marks = ",".join("?" * len(batch))
+            for row in self._conn.execute(
+                "SELECT content_hash, qname, name, kind, start_line, end_line, signature,"
+                " decorators, docstring, parent, is_entry, lang_payload FROM code_symbols"
+                f" WHERE content_hash IN ({marks}) ORDER BY content_hash, ord",
+                batch,
+            ):
+                out.setdefault(row[0], []).append(
+                    Symbol(
+                        qname=row[1],
+                        name=row[2],
+                        kind=SymbolKind(row[3]),
+                        start_line=row[4],
+                        end_line=row[5],
+                        signature=row[6],
+                        decorators=tuple(json.loads(row[7])),
+                        docstring=row[8],
+                        parent=row[9],
+                        is_entry_candidate=bool(row[10]),
+                        lang_payload=json.loads(row[11]),
+                    )
+                )
+        return out
+
+    def edges(self, content_hash: str) -> list[Edge]:
+        return [
+            Edge(
+                type=EdgeType(r[0]),
+                src=r[1],
+                dst_ref=r[2],
+                line=r[3],
+                lang_payload=json.loads(r[4]),
+            )
+            for r in self._conn.execute(
+                "SELECT type, src, dst_ref, line, lang_payload FROM code_edges"
+                " WHERE content_hash = ? ORDER BY ord",
+                (content_hash,),
+            )
+        ]
+
+    def entrypoints(self, content_hash: str) -> list[Entrypoint]:
+        return [
+            Entrypoint(
+                entry_type=r[0],
+                framework=r[1],
+                route_or_command=r[2],
+                handler=r[3],
+                line=r[4],
+                lang_payload=json.loads(r[5]),
+            )
+            for r in self._conn.execute(
+                "SELECT entry_type, framework, route_or_command, handler, line, lang_payload"
+                " FROM code_entrypoints WHERE content_hash = ? ORDER BY ord",
+                (content_hash,),
+            )
+        ]
+
+    def chunk_doc_count(self) -> int:
+        row = self._conn.execute("SELECT count(*) FROM code_chunks").fetchone()
+        return int(row[0])
+
+    def chunk_term_doc_freqs(self, terms: Sequence[str]) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for batch in _batches(list(dict.fromkeys(terms))):
+            marks = ",".join("?" * len(batch))
+            for term, doc in self._conn.execute(
+                f"SELECT term, doc FROM code_chunks_vocab WHERE term IN ({marks})", batch
+            ):
+                out[term] = int(doc)
+        return out
+
+    @contextmanager
+    def _hash_filter(self, hashes: Collection[str]) -> Iterator[None]:
+        """Fill the temp table the searches join with (one per connection, reused)."""
+        conn = self._conn
+        conn.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS code_filter (hash TEXT PRIMARY KEY) WITHOUT ROWID"
+        )
+        conn.execute("DELETE FROM temp.code_filter")
+        conn.executemany(
+            "INSERT OR IGNORE INTO temp.code_filter(hash) VALUES (?)", [(h,) for h in hashes]
+        )
+        try:
+            yield
+        finally:
+            conn.execute("DELETE FROM temp.code_filter")
+
+    def search_chunks(
+        self, terms: Sequence[str], hashes: Collection[str], limit: int
+    ) -> list[ChunkHit]:
+        match = _fts_query(terms)
+        if not match or not hashes:
+            return []
+        try:
+            with self._hash_filter(hashes):
+                rows = self._conn.execute(
+                    "SELECT c.content_hash, c.idx, c.type, c.start_line, c.end_line, c.symbol,"
+                    " f.rank FROM code_chunks_fts AS f JOIN code_chunks AS c ON c.id = f.rowid"
+                    " JOIN temp.code_filter AS t ON t.hash = c.content_hash"
+                    " WHERE code_chunks_fts MATCH ? ORDER BY f.rank LIMIT ?",
+                    (match, limit),
+                ).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"chunk search failed: {exc}") from exc
+        return [ChunkHit(r[0], r[1], ChunkType(r[2]), r[3], r[4], r[5], -float(r[6])) for r in rows]
+
+    def search_symbols(
+        self, terms: Sequence[str], hashes: Collection[str], limit: int
+    ) -> list[SymbolHit]:
+        match = _fts_query(terms)
+        if not match or not hashes:
+            return []
+        try:
+            with self._hash_filter(hashes):
+                rows = self._conn.execute(
+                    "SELECT s.content_hash, s.qname, s.name, s.kind, s.start_line, s.end_line,"
+                    " f.rank FROM code_symbols_fts AS f JOIN code_symbols AS s"
+                    " ON s.id = f.rowid JOIN temp.code_filter AS t ON t.hash = s.content_hash"
+                    " WHERE code_symbols_fts MATCH ? ORDER BY f.rank LIMIT ?",
+                    (match, limit),
+                ).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"symbol search failed: {exc}") from exc
+        return [
+            SymbolHit(r[0], r[1], r[2], SymbolKind(r[3]), r[4], r[5], -float(r[6])) for r in rows
+        ]
+
+    def symbols_named(self, names: Sequence[str], hashes: Collection[str]) -> list[SymbolHit]:
+        wanted = list(dict.fromkeys(n for n in names if n))
+        if not wanted or not hashes:
+            return []
+        keep = hashes if isinstance(hashes, (set, frozenset, dict)) else set(hashes)
+        out: list[SymbolHit] = []
+        for batch in _batches(wanted):
+            marks = ",".join("?" * len(batch))
+            rows: list[Any] = self._conn.execute(
+                "SELECT content_hash, qname, name, kind, start_line, end_line FROM code_symbols"
+                f" WHERE name IN ({marks}) OR qname IN ({marks})",
+                (*batch, *batch),
+            ).fetchall()
+            out.extend(
+                SymbolHit(r[0], r[1], r[2], SymbolKind(r[3]), r[4], r[5], 0.0)
+                for r in rows
+                if r[0] in keep
+            )
+        return out
+
+    def vectors(
+        self, model: str, kind: str, hashes: Collection[str]
+    ) -> dict[str, npt.NDArray[np.float32]]:
+        out: dict[str, npt.NDArray[np.float32]] = {}
+        for batch in _batches(list(hashes)):
+            marks = ",".join("?" * len(batch))
+            for h, blob in self._conn.execute(
+                "SELECT content_hash, vec FROM code_vectors WHERE model = ? AND kind = ?"
+                f" AND content_hash IN ({marks})",
+                (model, kind, *batch),
+            ):
+                out[h] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+
+def code_store_for(store: object) -> SQLiteCodeStore:
+    """The code-layer store living in the same database as ``store``.
+
+    Raises :class:`StoreError` for a store that is not the SQLite store (the code layers are
+    tables of that database).
+    """
+    from treeseek.store.sqlite import SQLiteStore, SQLiteTreeWriter
+
+    if isinstance(store, SQLiteStore):
+        # the calling thread's connection: reads see the last committed version of every tree
+        return SQLiteCodeStore(store._conn(), store.contents)
+    if isinstance(store, SQLiteTreeWriter):
+        # inside a write: the transaction's own connection, so rows commit with the tree
+        return SQLiteCodeStore(store.connection, store._store.contents)
+    raise StoreError(f"the code index needs the SQLite store; got {type(store).__name__}")
