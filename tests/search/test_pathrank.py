@@ -37,7 +37,7 @@ def test_query_terms_drop_stopwords_short_tokens_and_duplicates() -> None:
 def test_path_fields() -> None:
     assert path_fields("django/db/models/query.py") == (
         "query.py",
-        "models",
+        "django/db/models",
         "django/db/models/query.py",
     )
     assert path_fields("setup.py") == ("setup.py", "", "setup.py")
@@ -51,7 +51,7 @@ def _bm25(
 
 
 def test_bm25_fields_carry_the_spec_weights() -> None:
-    # "alpha" only in one basename, "beta" only in one parent dir name, "gamma" only deep in a path
+    # "alpha" only in one basename, "beta" and "gamma" only in parent paths
     paths = ["x/alpha.txt", "beta/y.txt", "gamma/z/w.txt", "q/r.txt"]
     scorer = BM25PathScorer()
     stats = PathCorpusStats.from_paths(paths)
@@ -72,15 +72,16 @@ def test_bm25_fields_carry_the_spec_weights() -> None:
 
     s_gamma = scorer.score("gamma", paths)
     assert s_gamma is not None
-    # "gamma" is the grandparent: only the path field sees it
-    assert s_gamma[2] == pytest.approx(_bm25(1, 4, path_avg, n, 1))
+    # parent field of gamma/z/w.txt is "gamma/z" (2 tokens)
+    expect = 1.5 * _bm25(1, 2, parent_avg, n, 1) + 1 * _bm25(1, 4, path_avg, n, 1)
+    assert s_gamma[2] == pytest.approx(expect)
 
 
-def test_basename_match_beats_parent_match_beats_path_only() -> None:
-    paths = ["a/b/cache/x.py", "a/cache/b/x.py", "a/b/c/cache.py"]
+def test_basename_match_beats_parent_match() -> None:
+    paths = ["a/cache/x.py", "a/b/cache.py", "a/b/x.py"]
     scores = BM25PathScorer().score("cache", paths)
     assert scores is not None
-    assert scores[2] > scores[0] > scores[1] > 0  # basename > parent > path only
+    assert scores[1] > scores[0] > scores[2] == 0  # basename (3) > parent (1.5) > no match
 
 
 def test_idf_from_candidates_downweights_shared_terms() -> None:

@@ -20,7 +20,6 @@ import logging
 import math
 import threading
 from collections.abc import Callable, Iterable
-from functools import lru_cache
 
 log = logging.getLogger(__name__)
 
@@ -34,26 +33,42 @@ def estimate_tokens(text: str) -> int:
 
 
 class TokenCounter:
-    """Counts tokens of strings with one tokenizer (or the estimate), caching per string."""
+    """Counts tokens of strings with one tokenizer (or the estimate), caching per string.
 
-    def __init__(self, encode: Callable[[str], list[int]] | None, name: str) -> None:
+    The cache is a plain dict, emptied when it reaches ``cache_size`` entries (cheaper than LRU
+    bookkeeping on the hot path; block packing re-counts the same few thousand lines).
+    """
+
+    def __init__(
+        self,
+        encode: Callable[[str], list[int]] | None,
+        name: str,
+        *,
+        cache_size: int = _CACHE_SIZE,
+    ) -> None:
         self.name = name
+        self.encode = encode
         self.exact = encode is not None
-        if encode is None:
-            self._count: Callable[[str], int] = lru_cache(maxsize=_CACHE_SIZE)(estimate_tokens)
-        else:
-            enc = encode
+        self._cache: dict[str, int] = {}
+        self._cache_size = cache_size
 
-            def count(text: str) -> int:
-                return len(enc(text))
+    def _measure(self, text: str) -> int:
+        return len(self.encode(text)) if self.encode is not None else estimate_tokens(text)
 
-            self._count = lru_cache(maxsize=_CACHE_SIZE)(count)
+    def _store(self, text: str, n: int) -> None:
+        if len(self._cache) >= self._cache_size:
+            self._cache.clear()
+        self._cache[text] = n
 
     def count(self, text: str) -> int:
-        return self._count(text)
+        n = self._cache.get(text)
+        if n is None:
+            n = self._measure(text)
+            self._store(text, n)
+        return n
 
     def count_many(self, texts: Iterable[str]) -> list[int]:
-        return [self._count(t) for t in texts]
+        return [self.count(t) for t in texts]
 
 
 def _load_tiktoken() -> TokenCounter | None:

@@ -90,6 +90,7 @@ class PathResolver:
         self.tree_root = tree_root
         self.path_prefix = (path_prefix or "").replace("\\", "/").strip("/") or None
         self._suffixes: dict[str, list[str]] | None = None
+        self._basenames: dict[str, int] | None = None
 
     def _suffix_index(self) -> dict[str, list[str]]:
         if self._suffixes is None:
@@ -101,6 +102,15 @@ class PathResolver:
                     index.setdefault("/".join(parts[i:]), []).append(p)
             self._suffixes = index
         return self._suffixes
+
+    def _basename_counts(self) -> dict[str, int]:
+        if self._basenames is None:
+            counts: dict[str, int] = {}
+            for p in self._paths:
+                name = p.rpartition("/")[2]
+                counts[name] = counts.get(name, 0) + 1
+            self._basenames = counts
+        return self._basenames
 
     def resolve(self, raw: str) -> PathMatch:
         norm = normalize_returned_path(raw, self.tree_root)
@@ -117,7 +127,7 @@ class PathResolver:
                 "returned path %r (normalized %r) matched %s: %r", raw, norm, match.kind, match.path
             )
         elif norm is not None and "/" not in norm:
-            shared = sum(1 for p in self._paths if p.rpartition("/")[2] == norm)
+            shared = self._basename_counts().get(norm, 0)
             log.warning(
                 "returned path %r is a bare name matching no candidate path exactly "
                 "(%d candidates have that basename; basenames are never matched): not matched",
