@@ -138,3 +138,32 @@ def test_indexing_a_commit_from_its_neighbour_reads_only_changed_blobs(
         assert db.text("second", "pkg/m7.py") == "value = 7\n"
         assert db.text("first", "pkg/m3.py") == "value = 3\n"
         assert db.tree("second").root == f"{bare_repo.git_dir.resolve()}@{second}"
+
+
+def test_a_missing_blob_keeps_the_file_without_content(bare_repo: BareRepo, tmp_path: Path) -> None:
+    import treeseek
+
+    commit = bare_repo.commit({"a.py": b"a = 1\n", "b.py": b"b = 2\n", "c.py": b"c = 3\n"})
+    blob_b = bare_repo.git("rev-parse", f"{commit}:b.py")
+    blob_c = bare_repo.git("rev-parse", f"{commit}:c.py")
+    # a partial clone misses blobs: ls-tree then prints the size as "BAD"
+    (bare_repo.git_dir / "objects" / blob_b[:2] / blob_b[2:]).unlink()
+    with GitTreeBuilder(bare_repo.git_dir, commit) as builder:
+        warnings = SourceWarnings()
+        entries = {e.path: e for e in builder.entries(warnings)}
+        assert entries["b.py"].problem == "blob missing" and entries["b.py"].read is None
+        assert any("b.py" in m for m in warnings.messages)
+        # a blob that disappears after listing is an OSError the indexer tolerates
+        (bare_repo.git_dir / "objects" / blob_c[:2] / blob_c[2:]).unlink()
+        read_c = entries["c.py"].read
+        assert read_c is not None
+        with pytest.raises(OSError, match="unreadable"):
+            read_c()
+    with (
+        GitTreeBuilder(bare_repo.git_dir, commit) as builder,
+        treeseek.open(tmp_path / "t.db") as db,
+    ):
+        report = db.index(builder, name="partial")
+        assert report.unreadable == 2
+        assert db.text("partial", "a.py") == "a = 1\n"
+        assert db.content("partial", "b.py") is None

@@ -16,6 +16,12 @@ from types import TracebackType
 from treeseek.errors import BuildError
 
 
+class BlobUnreadable(BuildError, OSError):
+    """A git object could not be read. An ``OSError`` too, so the indexer keeps the file
+    without content (``unreadable``) instead of failing the whole tree, as for a file on
+    disk that vanished (a partial clone's missing blob, a pipe that broke)."""
+
+
 class CatFileBatch:
     """Reads objects of one git repository through a single ``git cat-file --batch``."""
 
@@ -37,7 +43,7 @@ class CatFileBatch:
         return self._process
 
     def read(self, object_id: str) -> bytes:
-        """The raw bytes of one object; :class:`BuildError` if git does not have it."""
+        """The raw bytes of one object; :class:`BlobUnreadable` if git cannot give it."""
         with self._lock:
             process = self._ensure_started()
             assert process.stdin is not None and process.stdout is not None
@@ -47,19 +53,21 @@ class CatFileBatch:
                 header = process.stdout.readline()
             except (BrokenPipeError, OSError) as exc:
                 self._discard()
-                raise BuildError(f"git cat-file in {self._git_dir} stopped: {exc}") from exc
+                raise BlobUnreadable(f"git cat-file in {self._git_dir} stopped: {exc}") from exc
             parts = header.split()
             if len(parts) != 3:
                 text = header.decode("utf-8", "replace").strip() or "no answer"
                 if not header:
                     self._discard()
-                raise BuildError(f"git object {object_id} unreadable in {self._git_dir}: {text}")
+                raise BlobUnreadable(
+                    f"git object {object_id} unreadable in {self._git_dir}: {text}"
+                )
             size = int(parts[2])
             data = process.stdout.read(size)
             process.stdout.read(1)  # the newline git writes after each object
             if len(data) != size:
                 self._discard()
-                raise BuildError(f"git object {object_id} cut short in {self._git_dir}")
+                raise BlobUnreadable(f"git object {object_id} cut short in {self._git_dir}")
             self.reads += 1
             return data
 

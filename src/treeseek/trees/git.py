@@ -104,6 +104,15 @@ class GitTreeBuilder(TreeBuilder):
         if kind != "blob":
             warnings.add(f"{path}: git {kind} entry skipped")
             return None
+        if not size.isdigit():
+            # git prints "BAD" when it cannot find the blob (e.g. missing from a partial clone)
+            warnings.add(f"{path}: git cannot size blob {object_id} ({size}); kept without content")
+            return SourceEntry(
+                path=path,
+                type=NodeType.FILE,
+                signature=f"missing:{object_id}",
+                problem="blob missing",
+            )
         return SourceEntry(
             path=path,
             type=NodeType.FILE,
