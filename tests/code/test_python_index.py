@@ -173,3 +173,13 @@ def test_empty_file_and_crlf() -> None:
     crlf = index_file("w.py", b"def f():\r\n    return 1\r\n")
     (chunk,) = crlf.chunks
     assert chunk.text == "def f():\n    return 1" and chunk.symbol == "f"
+
+
+def test_index_many_in_worker_processes_matches_index_file() -> None:
+    from treeseek.code.parse import index_many
+
+    items = [(f"pkg/m{i}.py", f"def f{i}(x):\n    return g(x)\n".encode()) for i in range(70)]
+    items.append(("web/a.ts", b"export class A { run(): void { b(); } }\n"))
+    parallel = list(index_many(items, workers=2, chunksize=8))
+    assert parallel == [index_file(p, d) for p, d in items]
+    assert list(index_many(items[:3], workers=2)) == [index_file(p, d) for p, d in items[:3]]

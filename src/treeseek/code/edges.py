@@ -86,31 +86,40 @@ def extract_edges(src: Source, table: SymbolTable) -> list[Edge]:
 def callee_ref(text: str) -> str:
     """A call target as a dotted chain: ``a.b(x).c`` -> ``a.b().c``; ``Vec::<T>::new`` ->
     ``Vec.new``; anything that is not a name chain at its root becomes ``?``."""
-    if len(text) > _REF_LIMIT * 4:
-        text = text[-_REF_LIMIT * 4 :]
     if _SIMPLE_REF.fullmatch(text):
         return text
+    if len(text) > _REF_LIMIT * 4:
+        text = text[-_REF_LIMIT * 4 :]
     for keyword in ("new ", "await "):
         if text.startswith(keyword):  # `new Foo(x).bar` -> `Foo().bar`
             text = text[len(keyword) :].lstrip()
-    out: list[str] = []
-    depth = 0
-    for ch in text.replace("::", ".").replace("->", ".").replace("?.", "."):
-        if ch in "([<{":
-            depth += 1
-            if depth == 1:
-                out.append({"(": "()", "[": "[]", "<": "", "{": "{}"}[ch])
-        elif ch in ")]>}":
-            depth = max(0, depth - 1)
-        elif depth == 0 and not ch.isspace():
-            out.append(ch)
-    ref = "".join(out)
+    text = text.replace("::", ".").replace("->", ".").replace("?.", ".")
+    for pattern, repl in _NESTED:
+        for _ in range(_MAX_NESTING):
+            text, n = pattern.subn(repl, text)
+            if not n:
+                break
+    ref = _SPACE.sub("", text)
     while ".." in ref:
         ref = ref.replace("..", ".")
-    if not ref or not (ref[0].isalpha() or ref[0] in "_$"):
+    if not _CHAIN.fullmatch(ref):
         tail = ref.rsplit(".", 1)[-1] if "." in ref else ""
         ref = f"?.{tail}" if tail and _SIMPLE_REF.fullmatch(tail) else "?"
-    return ref[:_REF_LIMIT]
+    return ref.replace("\x01", "()").replace("\x02", "[]").replace("\x03", "{}")[:_REF_LIMIT]
+
+
+_MAX_NESTING = 8
+# innermost bracket pairs first, repeatedly: arguments -> "()", indexes -> "[]", generics -> ""
+_NESTED = (
+    (re.compile(r"\([^()]*\)"), "\x01"),
+    (re.compile(r"\[[^\[\]]*\]"), "\x02"),
+    (re.compile(r"<[^<>()]*>"), ""),
+    (re.compile(r"\{[^{}]*\}"), "\x03"),
+)
+_SPACE = re.compile(r"\s+")
+_CHAIN = re.compile(
+    r"[A-Za-z_$][\w$]*(?:\x01|\x02|\x03)*(?:\.[A-Za-z_$#][\w$]*(?:\x01|\x02|\x03)*)*"
+)
 
 
 def _call_kind(ref: str) -> str:
@@ -122,7 +131,7 @@ def _call_kind(ref: str) -> str:
 
 def _python_imports(src: Source, owner: Any, sink: _EdgeSink) -> set[str]:
     bound: set[str] = set()
-    for node in src.nodes("import"):
+    for node in src.sorted_nodes("import"):
         where = owner(node.start_byte)
         line = line_of(node)
         if node.type == "import_statement":
@@ -202,7 +211,7 @@ _CALLEE_FIELDS: dict[str, tuple[str, ...]] = {
 
 
 def _calls(fam: str, src: Source, owner: Any, sink: _EdgeSink) -> None:
-    for node in src.nodes("call"):
+    for node in src.sorted_nodes("call"):
         t = node.type
         kind = "constructor" if t in ("new_expression", "object_creation_expression") else ""
         if t == "method_invocation":  # Java
@@ -267,7 +276,7 @@ def _ruby_require(src: Source, node: Node, name: str, owner: Any, sink: _EdgeSin
 
 
 def _imports(fam: str, src: Source, owner: Any, sink: _EdgeSink) -> None:
-    for node in src.nodes("import"):
+    for node in src.sorted_nodes("import"):
         where = owner(node.start_byte)
         line = line_of(node)
         if fam in ("javascript", "typescript"):

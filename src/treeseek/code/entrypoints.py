@@ -58,7 +58,7 @@ def extract_entrypoints(src: Source, table: SymbolTable, edges: list[Edge]) -> l
     out.extend(_django_urls(src))
     out.extend(_django_command(src, table))
     if not facts.imports & _ENTRY_IMPORTS:
-        return out
+        return sorted(out, key=lambda e: e.line)
     for sym in table.symbols:
         node = table.nodes[sym.qname]
         parent = node.parent
@@ -85,7 +85,7 @@ def _facts(src: Source, table: SymbolTable, edges: list[Edge]) -> _FileFacts:
                 facts.imports.add(module.split(".", 1)[0])
     if not facts.imports & _ENTRY_IMPORTS:
         return facts
-    for node in src.nodes("assign"):
+    for node in src.sorted_nodes("assign"):
         left = node.child_by_field_name("left")
         right = node.child_by_field_name("right")
         if left is None or right is None or left.type != "identifier" or right.type != "call":
@@ -318,7 +318,7 @@ def _from_calls(src: Source, facts: _FileFacts, table: SymbolTable) -> list[Entr
 
 def _django_urls(src: Source) -> list[Entrypoint]:
     out: list[Entrypoint] = []
-    for node in src.nodes("assign"):
+    for node in src.sorted_nodes("assign"):
         left = node.child_by_field_name("left")
         right = node.child_by_field_name("right")
         if left is None or right is None or src.text(left) != "urlpatterns":

@@ -10,6 +10,8 @@ name, so callers caching by content hash should key on the language too.
 from __future__ import annotations
 
 import dataclasses
+import multiprocessing
+from collections.abc import Iterable, Iterator
 
 from treeseek.code.chunks import build_chunks
 from treeseek.code.edges import extract_edges
@@ -23,6 +25,7 @@ from treeseek.code.symbols import extract_symbols
 
 MAX_PARSE_BYTES = 2_000_000  # larger files (generated, vendored bundles) are windows only
 _BINARY_SNIFF = 8192
+_PARALLEL_MIN_FILES = 64  # below this, worker start-up costs more than it saves
 
 
 def decode(data: bytes) -> tuple[str, bytes]:
@@ -51,7 +54,8 @@ def index_file(path: str, data: bytes) -> FileCodeIndex:
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    lines = [line.rstrip("\r") for line in lines]
+    if "\r" in text:
+        lines = [line.rstrip("\r") for line in lines]
     if language is None or language not in SUPPORTED:
         return FileCodeIndex(None, module, build_chunks(lines, ()))
     if len(data) > MAX_PARSE_BYTES:
@@ -67,6 +71,29 @@ def index_file(path: str, data: bytes) -> FileCodeIndex:
             build_chunks(lines, ()),
             parse_error=f"{type(exc).__name__}: {exc}"[:300],
         )
+
+
+def index_many(
+    items: Iterable[tuple[str, bytes]], workers: int = 1, chunksize: int = 16
+) -> Iterator[FileCodeIndex]:
+    """:func:`index_file` over ``(path, data)`` items, results in input order.
+
+    With ``workers > 1`` the files are parsed by that many worker processes (parsing is CPU
+    bound and holds the GIL in the extractors); a small batch is parsed in-process.
+    """
+    batch = list(items)
+    if workers <= 1 or len(batch) < _PARALLEL_MIN_FILES:
+        for path, data in batch:
+            yield index_file(path, data)
+        return
+    methods = multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    with ctx.Pool(processes=workers) as pool:
+        yield from pool.imap(_index_item, batch, chunksize=chunksize)
+
+
+def _index_item(item: tuple[str, bytes]) -> FileCodeIndex:
+    return index_file(item[0], item[1])
 
 
 def _index_parsed(

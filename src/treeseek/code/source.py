@@ -33,20 +33,19 @@ class Source:
         return self.text(node.child_by_field_name(name))
 
     def nodes(self, capture: str) -> list[Node]:
+        """Captured nodes in the order the query produced them: document order within one
+        pattern, not across patterns (see :meth:`sorted_nodes`)."""
         return self.captures.get(capture, [])
+
+    def sorted_nodes(self, capture: str) -> list[Node]:
+        return sorted(self.captures.get(capture, []), key=lambda n: n.start_byte)
 
 
 def parse_source(path: str, language: str, data: bytes, query_text: str) -> Source:
     tree = ts_parser(language).parse(data)
     root = tree.root_node
     captures = QueryCursor(ts_query(language, query_text)).captures(root) if query_text else {}
-    for nodes in captures.values():
-        nodes.sort(key=_start_byte)
     return Source(path, language, data, root, dict(captures), root.has_error)
-
-
-def _start_byte(node: Node) -> int:
-    return node.start_byte
 
 
 def line_of(node: Node) -> int:
