@@ -42,7 +42,7 @@ def _run(*args: str) -> tuple[int, str, str]:
 def test_query_returns_the_expected_file_first_with_contents(indexed: Path) -> None:
     code, out, err = _run(
         "query", "shop", "payments retry backoff is too aggressive", "-k", "2",
-        "--llm", "lexical", "--json", "--db", str(indexed),
+        "--strategy", "auto", "--llm", "lexical", "--json", "--db", str(indexed),
     )  # fmt: skip
     assert code == 0, err
     data = json.loads(out)

@@ -92,3 +92,18 @@ def test_bad_input_is_a_clear_error(
     info = make_tree(_files(3))
     with pytest.raises(ConfigError, match=message):
         run_query(db.store, info, question, options, scripted(lambda r: ([], True)))
+
+
+def test_default_strategy_is_flat_without_an_llm_once_registered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from treeseek.llm.lexical import LexicalNavigator
+
+    monkeypatch.setattr(strategy, "_registry", dict(strategy._registry))
+    strategy._registry.pop("flat", None)
+    lexical = LexicalNavigator()
+    llm = scripted(lambda r: ([], True))
+    assert strategy.default_strategy(lexical) == "auto"
+    register("flat", lambda options: BeamRetriever())
+    assert strategy.default_strategy(lexical) == "flat"
+    assert strategy.default_strategy(llm) == "auto"  # with an LLM: tree search

@@ -114,8 +114,13 @@ def query_command(
     question: Annotated[str, typer.Argument(help="The question, e.g. an issue's text.")],
     k: Annotated[int, typer.Option("-k", "--k", help="How many files to return.")] = 10,
     strategy: Annotated[
-        str, typer.Option(help="auto (<=50 nodes: beam, else block), beam, block, or flat.")
-    ] = "auto",
+        str | None,
+        typer.Option(
+            help="auto (<=50 nodes: beam, else block), beam, block, flat. Default: auto with "
+            "an LLM, flat (no LLM) with the lexical navigator.",
+            show_default=False,
+        ),
+    ] = None,
     llm: Annotated[
         str | None,
         typer.Option(
@@ -139,20 +144,20 @@ def query_command(
 ) -> None:
     """Find the files that answer QUESTION in TREE."""
     from treeseek.llm.select import navigator_from_spec
-    from treeseek.search.strategy import run_query
+    from treeseek.search.strategy import default_strategy, run_query
 
+    with handle_errors():
+        navigator = navigator_from_spec(llm)
     options = QueryOptions(
-        strategy=strategy,
+        strategy=strategy or default_strategy(navigator),
         k=k,
         beam_width=beam_width,
         block_tokens=block_tokens,
         ranker=None if ranker == "none" else ranker,
         cache=not no_cache,
     )
-    with handle_errors():
-        navigator = navigator_from_spec(llm)
-        with open_database(db) as database:
-            result = run_query(database.store, database.tree(tree), question, options, navigator)
+    with handle_errors(), open_database(db) as database:
+        result = run_query(database.store, database.tree(tree), question, options, navigator)
     if trace:
         print_trace(result)
     if as_json:

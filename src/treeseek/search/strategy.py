@@ -31,6 +31,8 @@ AUTO_BEAM_MAX_NODES = 50
 DOCUMENT_STRATEGY = "document"
 #: modules that register further strategies when imported
 STRATEGY_MODULES: tuple[str, ...] = ()
+#: what a caller who names no strategy and has no LLM gets, once registered (else ``auto``)
+NO_LLM_DEFAULT = "flat"
 #: path rankers for ConstrainedPathOrder (``--ranker``)
 RANKERS: tuple[str, ...] = ("none", "bm25", "vector")
 
@@ -58,6 +60,15 @@ def strategies() -> list[str]:
     """Registered strategy names (plus ``auto``), for help texts and errors."""
     _load()
     return ["auto", *sorted(n for n in _registry if n != DOCUMENT_STRATEGY)]
+
+
+def default_strategy(navigator: Navigator) -> str:
+    """The strategy when none is named: LLM tree search (``auto``) with an LLM navigator; with
+    the lexical navigator (no LLM), flat retrieval when it is registered, else ``auto``."""
+    _load()
+    if navigator.name == "lexical" and NO_LLM_DEFAULT in _registry:
+        return NO_LLM_DEFAULT
+    return "auto"
 
 
 def path_scorer(name: str | None) -> PathScorer | None:
