@@ -5,7 +5,8 @@ synthetic ~20k-node tree (several repositories combined under prefixes), using t
 (the ``query`` field only):
 
 (a) the retriever's per-round overhead excluding navigator time (round wall time minus the wall
-    time of the round's navigator calls), median and p90, with the lexical navigator;
+    time of the round's navigator calls), median and p90 over rounds, each round's overhead the
+    best of ``--repeat`` runs (the machine is shared), with the lexical navigator;
 (b) prompt caching: the lexical navigator's answers are recorded, then replayed with caching on
     and off through a navigator that accounts tokens like a caching provider (a cached segment's
     tokens are cache reads when the identical prefix through that segment was sent before, else
