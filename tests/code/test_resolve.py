@@ -489,3 +489,20 @@ def test_resolution_is_a_function_of_indexes_and_paths() -> None:
     assert sorted(first.edges, key=key) == sorted(again.edges, key=key)
     assert first.stats()["resolved"] > 20
     assert all(e.resolution is Resolution.PARTIAL or e.dst_path is not None for e in first.edges)
+
+
+def test_a_test_root_package_does_not_shadow_a_third_party_module_elsewhere() -> None:
+    rt = resolve_tree(
+        _tree(
+            {
+                "tests/sphinx/__init__.py": "",
+                "tests/sphinx/test_ext.py": "from sphinx import helper\n",
+                "tests/sphinx/helper.py": "def run():\n    return 1\n",
+                "docs/_ext/djangodocs.py": "from sphinx import addnodes\n",
+            }
+        )
+    )
+    inside = _find(rt, "tests/sphinx/test_ext.py", "", "sphinx.helper", EdgeType.IMPORTS)
+    assert _dst(inside) == ("resolved", "tests/sphinx/helper.py", None)
+    outside = _find(rt, "docs/_ext/djangodocs.py", "", "sphinx.addnodes", EdgeType.IMPORTS)
+    assert _dst(outside) == ("partial", None, None)  # the installed sphinx, not tests/sphinx

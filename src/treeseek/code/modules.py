@@ -73,11 +73,17 @@ def python_module_names(paths: Iterable[str]) -> dict[str, str]:
     ``src/pkg/__init__.py`` exists; ``tests/app/tests.py`` -> ``app.tests`` when ``tests/`` has
     no ``__init__.py`` but ``tests/app`` does (Django's test layout).
     """
+    return {path: module for path, (module, _) in python_module_roots(paths).items()}
+
+
+def python_module_roots(paths: Iterable[str]) -> dict[str, tuple[str, str]]:
+    """``path -> (module, root)``: the module name (see :func:`python_module_names`) and the
+    directory it is importable from (``""`` for the tree root, ``"src"``, ``"tests"``...)."""
     py = [p for p in paths if p.endswith((".py", ".pyi"))]
     packages = {
         posixpath.dirname(p) for p in py if posixpath.basename(p) in ("__init__.py", "__init__.pyi")
     }
-    out: dict[str, str] = {}
+    out: dict[str, tuple[str, str]] = {}
     for path in py:
         directory = posixpath.dirname(path)
         parts = [posixpath.basename(_strip_ext(path))]
@@ -88,5 +94,5 @@ def python_module_names(paths: Iterable[str]) -> dict[str, str]:
             directory = posixpath.dirname(directory)
         if not parts:  # a top-level __init__.py outside any package chain
             parts = [posixpath.basename(posixpath.dirname(path)) or "__init__"]
-        out[path] = ".".join(reversed(parts))
+        out[path] = (".".join(reversed(parts)), directory)
     return out

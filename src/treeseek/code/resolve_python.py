@@ -10,9 +10,13 @@ found in a module follows re-exports (``from .query import QuerySet`` in ``__ini
 
 from __future__ import annotations
 
+import posixpath
+
 from treeseek.code.model import Edge, EdgeType, Resolution
-from treeseek.code.modules import module_name, python_module_names
+from treeseek.code.modules import module_name, python_module_roots
 from treeseek.code.resolve_base import MAX_HOPS, UNRESOLVED, Resolver, Target, TreeFacts
+
+_GLOBAL_ROOTS = frozenset({"src", "lib", "python", "source"})
 
 # name -> (absolute module, attribute or None for the module itself)
 _Binding = tuple[str, str | None]
@@ -25,17 +29,41 @@ class PythonResolver(Resolver):
     def __init__(self, facts: TreeFacts) -> None:
         super().__init__(facts)
         paths = [p for p, ix in facts.indexes.items() if ix.language == "python"]
-        self.module_of = python_module_names(paths)
-        self.path_of: dict[str, str] = {}
+        roots = python_module_roots(paths)
+        self.module_of = {p: module for p, (module, _) in roots.items()}
+        # module -> [(import root, path)]; a root is visible to the files under it (a
+        # directory on sys.path: tests/ for Django's test apps), the tree root and the usual
+        # source roots to every file
+        self.candidates: dict[str, list[tuple[str, str]]] = {}
         for p in sorted(paths, key=len):
-            self.path_of.setdefault(self.module_of[p], p)
+            module, root = roots[p]
+            self.candidates.setdefault(module, []).append((root, p))
         for p in sorted(paths, key=len):
-            self.path_of.setdefault(module_name(p, "python"), p)
+            alias = module_name(p, "python")
+            if alias not in self.candidates:
+                self.candidates[alias] = [("", p)]
+        self._visible_cache: dict[tuple[str, str], str | None] = {}
         self.bindings: dict[str, dict[str, _Binding]] = {}
         self.stars: dict[str, list[str]] = {}
         self._find_cache: dict[tuple[str, str], tuple[str, str | None] | None] = {}
         for p in paths:
             self._bind(p)
+
+    def module_path(self, module: str, ctx: str) -> str | None:
+        """The file of ``module`` as imported from file ``ctx``."""
+        key = (module, ctx.rsplit("/", 1)[0] if "/" in ctx else "")
+        if key in self._visible_cache:
+            return self._visible_cache[key]
+        best: tuple[str, str] | None = None
+        for root, path in self.candidates.get(module, ()):
+            visible = (
+                not root or posixpath.basename(root) in _GLOBAL_ROOTS or ctx.startswith(root + "/")
+            )
+            if visible and (best is None or len(root) > len(best[0])):
+                best = (root, path)
+        found = best[1] if best is not None else None
+        self._visible_cache[key] = found
+        return found
 
     def absolute(self, path: str, module: str, level: int) -> str:
         """The absolute module of ``from <level dots><module> import ...`` in ``path``."""
@@ -84,12 +112,14 @@ class PythonResolver(Resolver):
         module = self.absolute(path, str(p.get("module", "")), int(p.get("level", 0)))
         name = p.get("name")
         if name is None or name == "*":
-            dst = self.path_of.get(module)
-            return Target(Resolution.RESOLVED, dst) if dst else self._nearest_package(module)
-        sub = self.path_of.get(f"{module}.{name}")
+            dst = self.module_path(module, path)
+            if dst:
+                return Target(Resolution.RESOLVED, dst)
+            return self._nearest_package(module, path)
+        sub = self.module_path(f"{module}.{name}", path)
         if sub is not None:
             return Target(Resolution.RESOLVED, sub)
-        dst = self.path_of.get(module)
+        dst = self.module_path(module, path)
         if dst is None:
             return UNRESOLVED
         found = self.find(dst, str(name))
@@ -97,10 +127,10 @@ class PythonResolver(Resolver):
             return Target(Resolution.PARTIAL, dst)
         return Target(Resolution.RESOLVED, found[0], found[1])
 
-    def _nearest_package(self, module: str) -> Target:
+    def _nearest_package(self, module: str, ctx: str) -> Target:
         while "." in module:
             module = module.rsplit(".", 1)[0]
-            dst = self.path_of.get(module)
+            dst = self.module_path(module, ctx)
             if dst is not None:
                 return Target(Resolution.PARTIAL, dst)
         return UNRESOLVED
@@ -120,10 +150,10 @@ class PythonResolver(Resolver):
         elif hops < MAX_HOPS:
             binding = self.bindings.get(path, {}).get(name)
             if binding is not None:
-                found = self._follow(binding, hops)
+                found = self._follow(binding, hops, path)
             if found is None:
                 for star in self.stars.get(path, ()):
-                    star_path = self.path_of.get(star)
+                    star_path = self.module_path(star, path)
                     if star_path is not None and star_path != path:
                         found = self.find(star_path, name, hops + 1)
                         if found is not None:
@@ -131,17 +161,17 @@ class PythonResolver(Resolver):
         self._find_cache[key] = found
         return found
 
-    def _follow(self, binding: _Binding, hops: int) -> tuple[str, str | None] | None:
+    def _follow(self, binding: _Binding, hops: int, ctx: str) -> tuple[str, str | None] | None:
         module, attr = binding
         if not module and attr is not None:
             module, attr = attr, None
         if attr is None:
-            dst = self.path_of.get(module)
+            dst = self.module_path(module, ctx)
             return (dst, None) if dst else None
-        sub = self.path_of.get(f"{module}.{attr}")
+        sub = self.module_path(f"{module}.{attr}", ctx)
         if sub is not None:
             return (sub, None)
-        dst = self.path_of.get(module)
+        dst = self.module_path(module, ctx)
         return self.find(dst, attr, hops + 1) if dst else None
 
     def resolve_name(self, path: str, parts: list[str]) -> Target:
@@ -149,28 +179,32 @@ class PythonResolver(Resolver):
         if binding is not None:
             module, attr = binding
             if attr is None:
-                return self.in_module(module, parts[1:])
-            return self.in_module(module, [attr, *parts[1:]])
+                return self.in_module(module, parts[1:], path)
+            return self.in_module(module, [attr, *parts[1:]], path)
         for star in self.stars.get(path, ()):
-            target = self.in_module(star, parts)
+            target = self.in_module(star, parts, path)
             if target.symbol is not None:
                 return target
         return UNRESOLVED
 
-    def in_module(self, module: str, parts: list[str], hops: int = 0) -> Target:
-        """``parts`` looked up inside ``module``: submodules first, then (re-exported) names."""
+    def in_module(self, module: str, parts: list[str], ctx: str, hops: int = 0) -> Target:
+        """``parts`` looked up inside ``module`` (imported from file ``ctx``): submodules
+        first, then (re-exported) names."""
         if not module:  # `from . import x` at the top of the tree
             if not parts:
                 return UNRESOLVED
             module, parts = parts[0], parts[1:]
-        dst = self.path_of.get(module)
+        dst = self.module_path(module, ctx)
         i = 0
-        while i < len(parts) and f"{module}.{parts[i]}" in self.path_of:
+        while i < len(parts):
+            sub = self.module_path(f"{module}.{parts[i]}", ctx)
+            if sub is None:
+                break
             module = f"{module}.{parts[i]}"  # submodules, namespace packages included
-            dst = self.path_of[module]
+            dst = sub
             i += 1
         if dst is None:
-            return self._nearest_package(module) if hops == 0 else UNRESOLVED
+            return self._nearest_package(module, ctx) if hops == 0 else UNRESOLVED
         if i == len(parts):
             return Target(Resolution.RESOLVED, dst)
         found = self.find(dst, parts[i])
@@ -180,5 +214,6 @@ class PythonResolver(Resolver):
         if qname is None:  # the name is a module re-exported under another name
             if hops >= MAX_HOPS:
                 return Target(Resolution.PARTIAL, found_path)
-            return self.in_module(self.module_of[found_path], parts[i + 1 :], hops + 1)
+            module = self.module_of[found_path]
+            return self.in_module(module, parts[i + 1 :], found_path, hops + 1)
         return self._walk_members(Target(Resolution.RESOLVED, found_path, qname), parts[i + 1 :])
