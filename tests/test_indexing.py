@@ -316,3 +316,37 @@ def test_killed_indexer_leaves_the_previous_version_and_the_next_run_completes(
         report = db.index(FilesystemBuilder(repo, use_git=False), name="r")
         assert (report.changed, report.removed) == (10, 1)
         assert db.text("r", "pkg/m3.py") == "rewritten 3\n"
+
+
+def test_fast_node_construction_equals_the_constructor() -> None:
+    from treeseek.indexing import _make_node
+
+    args = (
+        "abcdefghij",
+        "a/b.py",
+        NodeType.FILE,
+        "klmnopqrst",
+        2,
+        3,
+        0,
+        10,
+        "h" * 64,
+        ContentStatus.STORED,
+    )
+    fast, slow = _make_node(*args), Node(*args)
+    assert fast == slow and hash(fast) == hash(slow) and repr(fast) == repr(slow)
+
+
+def test_windows_style_and_messy_listings_normalize(database: Database) -> None:
+    database.index(PathListBuilder(["pkg\\mod.py", "./a//b.py", "x:y.txt", "dir/sub/"]), name="t")
+    assert sorted(n.path for n in database.subtree("t")) == [
+        "",
+        "a",
+        "a/b.py",
+        "dir",
+        "dir/sub",
+        "pkg",
+        "pkg/mod.py",
+        "x:y.txt",
+    ]
+    assert database.node("t", "dir/sub").is_dir

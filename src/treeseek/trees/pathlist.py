@@ -10,6 +10,7 @@ A path that tries to leave the tree (absolute, or with a ``..`` part) is a :clas
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -25,10 +26,10 @@ STDIN = "-"
 def normalize_listed_path(raw: str) -> tuple[str, NodeType]:
     """Clean one listed path; ``("", DIRECTORY)`` means "the root" (nothing to add)."""
     path = raw
-    if "\\" in path and "/" not in path and ":" not in path:
+    if "\\" in path and "/" not in path:
         # a Windows listing: a/b\c would be ambiguous, so only convert pure backslash paths
         path = path.replace("\\", "/")
-    if path.startswith("/") or (len(path) > 1 and path[1] == ":" and path[0].isalpha()):
+    if path.startswith("/") or re.match(r"[A-Za-z]:[/\\]", path):
         raise PathError(
             f"listed path {raw!r} is absolute; a path list holds repo-relative paths"
             " (strip the checkout's directory)"
@@ -46,19 +47,9 @@ def normalize_listed_path(raw: str) -> tuple[str, NodeType]:
     return "/".join(parts), NodeType.DIRECTORY if is_dir else NodeType.FILE
 
 
-def _fast_clean(path: str) -> bool:
-    """True when a path needs no normalization (the common case, checked without splitting)."""
-    return not (
-        path.startswith(("/", "./", "../"))
-        or path.endswith(("/", "/.", "/.."))
-        or "//" in path
-        or "/./" in path
-        or "/../" in path
-        or "\\" in path
-        or "\x00" in path
-        or path in (".", "..")
-        or (len(path) > 1 and path[1] == ":")
-    )
+#: anything that needs normalizing or rejecting: "." / ".." parts, empty parts, a leading or
+#: trailing "/", backslashes, NUL, a drive letter
+_NEEDS_WORK = re.compile(r"(?:^|/)\.{1,2}(?:/|$)|//|^/|/$|\\|\x00|^[A-Za-z]:[/\\]")
 
 
 class PathListBuilder(TreeBuilder):
@@ -72,12 +63,13 @@ class PathListBuilder(TreeBuilder):
 
     def entries(self, warnings: SourceWarnings) -> Iterator[SourceEntry]:
         file_type = NodeType.FILE
+        needs_work = _NEEDS_WORK.search
         for raw in self._paths:
             if not isinstance(raw, str):
                 raise BuildError(f"a path list holds strings, got {type(raw).__name__}: {raw!r}")
             if not raw:
                 continue
-            if _fast_clean(raw):
+            if not needs_work(raw):
                 yield SourceEntry(raw, file_type)
                 continue
             path, node_type = normalize_listed_path(raw)
