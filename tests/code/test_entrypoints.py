@@ -106,8 +106,12 @@ def test_decorator_shapes_without_a_web_framework_are_not_routes() -> None:
         """\
         import functools
 
-        @cache.get("/not/a/route")
+        @cache.get("users")
         def cached():
+            return 1
+
+        @registry.register("/not/a/route")
+        def registered():
             return 1
         """,
     )
@@ -269,3 +273,30 @@ def test_django_management_command() -> None:
     )
     # Django names a command after its module, underscores kept
     assert _rows(eps) == [("django", "cli", "import_items", "Command.handle", None)]
+    assert eps[0].lang_payload == {"help": "Import items", "arguments": ["path"]}
+
+
+def test_routes_on_an_app_imported_from_another_module() -> None:
+    eps = _eps(
+        "app/api/items.py",
+        """\
+        from app.core import router, bp
+
+        @router.post("/items")
+        def create_item():
+            return {}
+
+        @bp.route("/legacy", methods=["POST"])
+        def legacy():
+            return ""
+
+        @router.get("not-a-path")
+        def nothing():
+            return {}
+        """,
+    )
+    assert _rows(eps) == [
+        ("fastapi", "http", "/items", "create_item", ["POST"]),
+        ("flask", "http", "/legacy", "legacy", ["POST"]),
+    ]
+    assert all(e.lang_payload["framework_guessed"] for e in eps)

@@ -57,7 +57,7 @@ def extract_entrypoints(src: Source, table: SymbolTable, edges: list[Edge]) -> l
     out: list[Entrypoint] = []
     out.extend(_django_urls(src))
     out.extend(_django_command(src, table))
-    if not facts.imports & _ENTRY_IMPORTS:
+    if not facts.imports & _ENTRY_IMPORTS and not _route_decorated(table):
         return sorted(out, key=lambda e: e.line)
     for sym in table.symbols:
         node = table.nodes[sym.qname]
@@ -76,6 +76,15 @@ def extract_entrypoints(src: Source, table: SymbolTable, edges: list[Edge]) -> l
     return out
 
 
+def _route_decorated(table: SymbolTable) -> bool:
+    """Some function has a ``@<obj>.<verb|route>`` decorator (an app imported from elsewhere)."""
+    return any(
+        "." in d and d.rsplit(".", 1)[1] in _ROUTE_METHODS
+        for sym in table.symbols
+        for d in sym.decorators
+    )
+
+
 def _facts(src: Source, table: SymbolTable, edges: list[Edge]) -> _FileFacts:
     facts = _FileFacts()
     for e in edges:
@@ -83,7 +92,7 @@ def _facts(src: Source, table: SymbolTable, edges: list[Edge]) -> _FileFacts:
             module = str(e.lang_payload.get("module", ""))
             if module:
                 facts.imports.add(module.split(".", 1)[0])
-    if not facts.imports & _ENTRY_IMPORTS:
+    if not facts.imports & _ENTRY_IMPORTS and not _route_decorated(table):
         return facts
     for node in src.sorted_nodes("assign"):
         left = node.child_by_field_name("left")
@@ -166,9 +175,15 @@ def _from_decorator(
     if method in _ROUTE_METHODS and call is not None and obj:
         route_node = positional[0] if positional else kw.get("path") or kw.get("rule")
         route = python_string_value(src, route_node)
-        framework = _web_framework(facts, obj, method)
-        if route is None or framework is None:
+        if route is None:
             return None
+        framework = _web_framework(facts, obj, method)
+        guessed = framework is None
+        if framework is None:
+            if not route.startswith("/"):
+                return None
+            # the app object comes from another module: the decorator's shape decides
+            framework = "flask" if method == "route" else "fastapi"
         if method in _HTTP_VERBS:
             methods = [method.upper()]
         elif method == "websocket":
@@ -181,7 +196,7 @@ def _from_decorator(
             _join(facts.prefix_of.get(obj), route),
             qname,
             line,
-            {"methods": methods},
+            {"methods": methods, "framework_guessed": True} if guessed else {"methods": methods},
         )
     if method in ("command", "group"):
         framework = _cli_framework(facts, obj)
@@ -394,6 +409,28 @@ def _django_command(src: Source, table: SymbolTable) -> list[Entrypoint]:
         return []
     handler = "Command.handle" if "Command.handle" in by_qname else "Command"
     cmd = by_qname["Command"]
-    return [
-        Entrypoint("cli", "django", name, handler, cmd.start_line, {"help": cmd.docstring or ""})
-    ]
+    arguments: list[str] = []
+    data = src.data
+    for fn in src.nodes("callee"):
+        if not data[fn.start_byte : fn.end_byte].endswith(b".add_argument"):
+            continue
+        if table.owners.owner(fn.start_byte) != "Command.add_arguments" or fn.parent is None:
+            continue
+        positional, _ = _args(fn.parent)
+        arguments.extend(v for v in (python_string_value(src, p) for p in positional) if v)
+    payload = {"help": _class_help(src, table) or cmd.docstring or "", "arguments": arguments}
+    return [Entrypoint("cli", "django", name, handler, cmd.start_line, payload)]
+
+
+def _class_help(src: Source, table: SymbolTable) -> str | None:
+    """``help = "..."`` in the body of ``class Command``."""
+    body = table.nodes["Command"].child_by_field_name("body")
+    for stmt in body.named_children if body is not None else ():
+        if stmt.type == "expression_statement" and stmt.named_child_count:
+            stmt = stmt.named_children[0]
+        if stmt.type != "assignment":
+            continue
+        left = stmt.child_by_field_name("left")
+        if left is not None and src.text(left) == "help":
+            return python_string_value(src, stmt.child_by_field_name("right"))
+    return None
