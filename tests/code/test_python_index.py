@@ -183,3 +183,14 @@ def test_index_many_in_worker_processes_matches_index_file() -> None:
     parallel = list(index_many(items, workers=2, chunksize=8))
     assert parallel == [index_file(p, d) for p, d in items]
     assert list(index_many(items[:3], workers=2)) == [index_file(p, d) for p, d in items[:3]]
+
+
+def test_language_from_shebang_and_module_names() -> None:
+    script = index_file("bin/tool", b"#!/usr/bin/env python3\ndef main():\n    return 0\n")
+    assert script.language == "python" and [s.qname for s in script.symbols] == ["main"]
+    assert index_file("bin/run", b"#!/bin/sh\necho hi\n").language is None
+    assert index_file("src/pkg/sub/__init__.py", b"").module == "pkg.sub"
+    assert index_file("src/pkg/sub/mod.pyi", b"").module == "pkg.sub.mod"
+    assert index_file("web/src/components/index.tsx", b"").module == "web/src/components"
+    assert index_file("crates/core/src/a/mod.rs", b"").module == "crate::a"
+    assert index_file("src/main/java/com/acme/App.java", b"").module == "com.acme.App"
