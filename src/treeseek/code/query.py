@@ -25,6 +25,8 @@ _PATH = re.compile(
     r"(?<![\w.])((?:[\w.-]+/)*[\w-]+(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,5})(?![\w/])"
 )
 _SLASHED = re.compile(r"(?<![\w.])((?:[\w.-]+/)+[\w.-]+)")
+_URL = re.compile(r"[a-z][a-z0-9+.-]*://\S+")
+_BLOB = re.compile(r"/(?:blob|tree|edit|raw)/[^/\s]+/([^\s#?)\]>'\"]+)")
 _BACKTICK = re.compile(r"`+([^`\n]{1,200})`+")
 _DOTTED = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)")
 _CALL = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\(")
@@ -132,13 +134,18 @@ def extract_mentions(query: str) -> QueryMentions:
     paths: dict[str, None] = {}
     for f in frames:
         paths.setdefault(f.path, None)
-    for m in _PATH.finditer(query):
+    for url in _URL.findall(query):
+        blob = _BLOB.search(url)  # a repository file link: .../blob/<ref>/<repo path>
+        if blob:
+            paths.setdefault(_clean_path(blob.group(1)), None)
+    text = _URL.sub(" ", query)
+    for m in _PATH.finditer(text):
         span = _clean_path(m.group(1))
         if _is_path_like(span):
             paths.setdefault(span, None)
-    for m in _SLASHED.finditer(query):
+    for m in _SLASHED.finditer(text):
         span = _clean_path(m.group(1))
-        if "/" in span and "://" not in query[max(0, m.start() - 3) : m.start() + 3]:
+        if "/" in span:
             paths.setdefault(span, None)
 
     identifiers: dict[str, float] = {}
@@ -148,7 +155,7 @@ def extract_mentions(query: str) -> QueryMentions:
             _add(identifiers, word, Strength.CODE)
     for m in _CALL.finditer(query):
         _add(identifiers, m.group(1), Strength.CODE)
-    for m in _DOTTED.finditer(query):
+    for m in _DOTTED.finditer(text):
         dotted = m.group(1)
         if _is_path_like(dotted):
             continue
@@ -164,6 +171,11 @@ def extract_mentions(query: str) -> QueryMentions:
         if f.function and not f.function.startswith("<"):
             _add(identifiers, f.function, Strength.CODE)
     exceptions = tuple(dict.fromkeys(_EXCEPTION.findall(query)))
+    # an exception's name says what went wrong, rarely where: its defining module is seldom
+    # the file to change, so it counts as weak evidence only
+    for ident in identifiers:
+        if _EXCEPTION.fullmatch(ident.rpartition(".")[2]):
+            identifiers[ident] = min(identifiers[ident], Strength.WORD)
     title = query.strip().split("\n", 1)[0]
     title_ids = frozenset(i for i in identifiers if i in title)
     return QueryMentions(
@@ -290,8 +302,9 @@ class MentionResolver:
                 out.append(MentionMatch(p, "frame", f.path, FRAME_WEIGHT, f.function, f.line))
         for dotted in mentions.modules:
             found, _rest = self._names.resolve_module(dotted)
+            weight = MODULE_WEIGHT * mentions.identifiers.get(dotted, Strength.CODE)
             for p in found:
-                out.append(MentionMatch(p, "module", dotted, MODULE_WEIGHT))
+                out.append(MentionMatch(p, "module", dotted, weight))
         out.extend(self._symbol_matches(mentions))
         return out
 

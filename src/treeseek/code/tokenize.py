@@ -46,9 +46,18 @@ def code_tokens(text: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=262_144)
+def _joined_tokens(identifier: str) -> str:
+    return " ".join(identifier_tokens(identifier))
+
+
 def fts_document(text: str) -> str:
-    """``text`` as the space-separated token string stored in an FTS5 column."""
-    return " ".join(code_tokens(text))
+    """``text`` as the space-separated token string stored in an FTS5 column.
+
+    Same tokens as :func:`code_tokens`; built from per-identifier cached strings because this
+    runs over every indexed line.
+    """
+    return " ".join(filter(None, map(_joined_tokens, _IDENTIFIER.findall(text))))
 
 
 def unique_tokens(texts: Iterable[str]) -> list[str]:

@@ -151,6 +151,14 @@ def _fts_query(terms: Sequence[str]) -> str:
     return " OR ".join(quoted)
 
 
+def _json_obj(value: dict[str, Any]) -> str:
+    return json.dumps(value) if value else "{}"
+
+
+def _json_list(value: Sequence[str]) -> str:
+    return json.dumps(list(value)) if value else "[]"
+
+
 def _symbol_document(symbol: Symbol) -> str:
     doc = (symbol.docstring or "")[:_DOCSTRING_CHARS]
     return fts_document(
@@ -183,7 +191,11 @@ class SQLiteCodeStore:
 
     def put_code(self, content_hash: str, index: FileCodeIndex) -> None:
         conn = self._conn
-        self._delete_code(content_hash)
+        exists = conn.execute(
+            "SELECT 1 FROM code_files WHERE content_hash = ?", (content_hash,)
+        ).fetchone()
+        if exists:
+            self._delete_code(content_hash)
         conn.execute(
             "INSERT INTO code_files(content_hash, language, parse_error, chunk_count,"
             " symbol_count) VALUES (?, ?, ?, ?, ?)",
@@ -195,75 +207,106 @@ class SQLiteCodeStore:
                 len(index.symbols),
             ),
         )
-        for chunk in index.chunks:
-            cur = conn.execute(
-                "INSERT INTO code_chunks(content_hash, idx, type, start_line, end_line, symbol)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    content_hash,
-                    chunk.index,
-                    str(chunk.type),
-                    chunk.start_line,
-                    chunk.end_line,
-                    chunk.symbol,
-                ),
+        # rowids are assigned here so chunk/symbol rows and their FTS rows go in two batched
+        # statements each (the write transaction holds the only writer lock)
+        if index.chunks:
+            first = self._next_id("code_chunks")
+            conn.executemany(
+                "INSERT INTO code_chunks(id, content_hash, idx, type, start_line, end_line,"
+                " symbol) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        first + i,
+                        content_hash,
+                        c.index,
+                        str(c.type),
+                        c.start_line,
+                        c.end_line,
+                        c.symbol,
+                    )
+                    for i, c in enumerate(index.chunks)
+                ],
             )
-            body = fts_document(
-                chunk.text if chunk.symbol is None else chunk.symbol + "\n" + chunk.text
+            conn.executemany(
+                "INSERT INTO code_chunks_fts(rowid, body) VALUES (?, ?)",
+                [
+                    (
+                        first + i,
+                        fts_document(c.text if c.symbol is None else c.symbol + "\n" + c.text),
+                    )
+                    for i, c in enumerate(index.chunks)
+                ],
             )
-            conn.execute(
-                "INSERT INTO code_chunks_fts(rowid, body) VALUES (?, ?)", (cur.lastrowid, body)
-            )
-        for ord_, sym in enumerate(index.symbols):
-            cur = conn.execute(
-                "INSERT INTO code_symbols(content_hash, ord, qname, name, kind, start_line,"
+        if index.symbols:
+            first = self._next_id("code_symbols")
+            conn.executemany(
+                "INSERT INTO code_symbols(id, content_hash, ord, qname, name, kind, start_line,"
                 " end_line, signature, decorators, docstring, parent, is_entry, lang_payload)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    content_hash,
-                    ord_,
-                    sym.qname,
-                    sym.name,
-                    str(sym.kind),
-                    sym.start_line,
-                    sym.end_line,
-                    sym.signature,
-                    json.dumps(list(sym.decorators)),
-                    sym.docstring,
-                    sym.parent,
-                    int(sym.is_entry_candidate),
-                    json.dumps(sym.lang_payload),
-                ),
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        first + i,
+                        content_hash,
+                        i,
+                        s.qname,
+                        s.name,
+                        str(s.kind),
+                        s.start_line,
+                        s.end_line,
+                        s.signature,
+                        _json_list(s.decorators),
+                        s.docstring,
+                        s.parent,
+                        int(s.is_entry_candidate),
+                        _json_obj(s.lang_payload),
+                    )
+                    for i, s in enumerate(index.symbols)
+                ],
             )
-            conn.execute(
+            conn.executemany(
                 "INSERT INTO code_symbols_fts(rowid, body) VALUES (?, ?)",
-                (cur.lastrowid, _symbol_document(sym)),
+                [(first + i, _symbol_document(s)) for i, s in enumerate(index.symbols)],
             )
-        conn.executemany(
-            "INSERT INTO code_edges(content_hash, ord, type, src, dst_ref, line, lang_payload)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [
-                (content_hash, i, str(e.type), e.src, e.dst_ref, e.line, json.dumps(e.lang_payload))
-                for i, e in enumerate(index.edges)
-            ],
-        )
-        conn.executemany(
-            "INSERT INTO code_entrypoints(content_hash, ord, entry_type, framework,"
-            " route_or_command, handler, line, lang_payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    content_hash,
-                    i,
-                    e.entry_type,
-                    e.framework,
-                    e.route_or_command,
-                    e.handler,
-                    e.line,
-                    json.dumps(e.lang_payload),
-                )
-                for i, e in enumerate(index.entrypoints)
-            ],
-        )
+        if index.edges:
+            conn.executemany(
+                "INSERT INTO code_edges(content_hash, ord, type, src, dst_ref, line,"
+                " lang_payload) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        content_hash,
+                        i,
+                        str(e.type),
+                        e.src,
+                        e.dst_ref,
+                        e.line,
+                        _json_obj(e.lang_payload),
+                    )
+                    for i, e in enumerate(index.edges)
+                ],
+            )
+        if index.entrypoints:
+            conn.executemany(
+                "INSERT INTO code_entrypoints(content_hash, ord, entry_type, framework,"
+                " route_or_command, handler, line, lang_payload)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        content_hash,
+                        i,
+                        e.entry_type,
+                        e.framework,
+                        e.route_or_command,
+                        e.handler,
+                        e.line,
+                        _json_obj(e.lang_payload),
+                    )
+                    for i, e in enumerate(index.entrypoints)
+                ],
+            )
+
+    def _next_id(self, table: str) -> int:
+        row = self._conn.execute(f"SELECT coalesce(max(id), 0) + 1 FROM {table}").fetchone()
+        return int(row[0])
 
     def _delete_code(self, content_hash: str) -> None:
         conn = self._conn

@@ -1,0 +1,417 @@
+"""The flat retriever: no LLM, BM25 over chunks/symbols/paths, exact mentions, vectors.
+
+Every signal ranks the tree's files on its own; the ``fused`` ranking combines the ranks by
+weighted reciprocal rank fusion (``w / (K + rank)``), adds the exact evidence of query
+understanding (:mod:`treeseek.code.query`) as a strong additive term, and multiplies test
+files by a penalty. The ``reference`` ranking reproduces the reference system's ordering
+instead: items sorted by (lexical rank, test penalty, layer priority C3 > C1 > C2 > C0, vector
+distance), files in order of their first item.
+
+Signals (each can be switched off for ablations, see :class:`FlatConfig`):
+
+- ``chunks``: FTS5 BM25 of C0 chunks, a file scores its best chunk (+ a share of the next ones);
+- ``symbols``: FTS5 BM25 of C1 symbol documents (qualified name, signature, docstring);
+- ``paths``: fielded path BM25 (:class:`~treeseek.search.pathrank.BM25PathScorer`);
+- ``mentions``: paths, modules, stack frames and identifiers named exactly in the query;
+- ``vectors``: cosine similarity of the query and each file's embedded outline (optional).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from treeseek.code.query import (
+    MentionMatch,
+    MentionResolver,
+    TreeNames,
+    extract_mentions,
+    files_by_evidence,
+)
+from treeseek.code.tokenize import unique_tokens
+from treeseek.embed.base import Embedder
+from treeseek.errors import RetrievalError
+from treeseek.llm.base import Usage
+from treeseek.search.base import FileHit, QueryOptions, Result, Retriever, SearchContext
+from treeseek.search.pathrank import QUERY_STOPWORDS, BM25PathScorer, PathCorpusStats
+from treeseek.search.trace import Trace
+from treeseek.store.code_base import ChunkHit, CodeStore
+from treeseek.store.code_sqlite import code_store_for
+from treeseek.trees.model import Node
+
+#: "test" (singular) is left out on purpose: it names library packages (django/test/)
+_TEST_DIR_NAMES = frozenset({"tests", "testing", "__tests__", "spec", "specs"})
+_TEST_FILE = re.compile(r"(^test_.*|.*_tests?\.\w+$|^conftest\.py$|.*\.(test|spec)\.\w+$)")
+
+
+def is_test_path(path: str) -> bool:
+    """Tests by the usual conventions: a ``tests``/``testing`` directory, or a
+    ``test_*`` / ``*_test`` / ``*.spec`` / ``conftest.py`` file."""
+    parts = path.split("/")
+    if any(p in _TEST_DIR_NAMES for p in parts[:-1]):
+        return True
+    return bool(_TEST_FILE.match(parts[-1]))
+
+
+@dataclass(frozen=True, slots=True)
+class FlatConfig:
+    """Ranking switches and weights; the defaults are the measured best on the dev split."""
+
+    ranking: str = "fused"  # "fused" | "reference"
+    chunks: bool = True
+    symbols: bool = True
+    paths: bool = True
+    mentions: bool = True
+    vectors: bool = True  # used only when an embedder is given and vectors are stored
+    test_penalty: float = 0.2  # multiplies a test file's fused score (1.0: no penalty)
+    # filters
+    path_prefix: str = ""
+    languages: frozenset[str] = frozenset()  # empty: any
+    exclude_tests: bool = False
+    # fusion
+    rrf_k: float = 60.0
+    w_chunks: float = 1.0
+    w_symbols: float = 0.6
+    w_paths: float = 0.6
+    w_vectors: float = 0.8
+    w_mentions: float = 0.04  # per unit of exact evidence (see treeseek.code.query weights)
+    # lexical
+    max_terms: int = 40  # the query's most specific terms that go to FTS
+    chunk_limit: int = 4000
+    symbol_limit: int = 1000
+    second_chunk_share: float = 0.25  # a file's score: best chunk + share * second best
+
+
+@dataclass(slots=True)
+class _TreeFiles:
+    nodes: dict[str, Node]  # path -> file node with content
+    hash_by_path: dict[str, str]
+    names: TreeNames
+    path_stats: PathCorpusStats | None = None
+
+
+@dataclass(slots=True)
+class _Signals:
+    ranks: dict[str, dict[str, int]] = field(default_factory=dict)  # signal -> path -> rank
+    evidence: dict[str, dict[str, Any]] = field(default_factory=lambda: defaultdict(dict))
+
+
+def _ranks(scores: dict[str, float]) -> dict[str, int]:
+    ordered = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+    return {path: i + 1 for i, (path, _) in enumerate(ordered)}
+
+
+class FlatRetriever(Retriever):
+    """BM25 + exact mentions (+ vectors) over the code index; never calls an LLM."""
+
+    name = "flat"
+
+    def __init__(
+        self,
+        config: FlatConfig | None = None,
+        *,
+        embedder: Embedder | None = None,
+        vector_kind: str = "outline",
+    ) -> None:
+        self.config = config or FlatConfig()
+        self.embedder = embedder
+        self.vector_kind = vector_kind
+        self._cache: dict[tuple[int, str, str], _TreeFiles] = {}
+
+    # -- tree files -----------------------------------------------------------------------
+    def _tree_files(self, ctx: SearchContext) -> _TreeFiles:
+        key = (id(ctx.store), ctx.tree.name, ctx.tree.updated_at.isoformat())
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        nodes = {n.path: n for n in ctx.store.subtree(ctx.tree.name, "") if n.is_file}
+        hash_by_path = {p: n.content_hash for p, n in nodes.items() if n.content_hash}
+        files = _TreeFiles(nodes, hash_by_path, TreeNames.build(list(nodes)))
+        if len(self._cache) > 8:
+            self._cache.clear()
+        self._cache[key] = files
+        return files
+
+    def _allowed(self, path: str, cfg: FlatConfig) -> bool:
+        if cfg.path_prefix and not (
+            path == cfg.path_prefix or path.startswith(cfg.path_prefix.rstrip("/") + "/")
+        ):
+            return False
+        return not (cfg.exclude_tests and is_test_path(path))
+
+    # -- signals --------------------------------------------------------------------------
+    def _query_terms(self, code: CodeStore, query: str, cfg: FlatConfig) -> list[str]:
+        tokens = [t for t in unique_tokens([query]) if t not in QUERY_STOPWORDS]
+        if not tokens:
+            return []
+        qtf: dict[str, int] = defaultdict(int)
+        for t in unique_tokens(query.split()):
+            qtf[t] += 1
+        dfs = code.chunk_term_doc_freqs(tokens)
+        n = max(1, code.chunk_doc_count())
+        scored = [
+            (math.log(1 + n / dfs[t]) * (1 + 0.2 * math.log(qtf.get(t, 1))), t)
+            for t in tokens
+            if t in dfs
+        ]
+        scored.sort(reverse=True)
+        return [t for _, t in scored[: cfg.max_terms]]
+
+    def _chunk_signal(
+        self,
+        code: CodeStore,
+        terms: list[str],
+        files: _TreeFiles,
+        cfg: FlatConfig,
+        signals: _Signals,
+        allowed: dict[str, list[str]],
+    ) -> None:
+        hits = code.search_chunks(terms, allowed.keys(), cfg.chunk_limit)
+        best: dict[str, list[ChunkHit]] = defaultdict(list)
+        for h in hits:
+            for p in allowed.get(h.content_hash, ()):
+                if len(best[p]) < 2:
+                    best[p].append(h)
+        scores = {
+            p: hs[0].score + (cfg.second_chunk_share * hs[1].score if len(hs) > 1 else 0.0)
+            for p, hs in best.items()
+        }
+        signals.ranks["chunks"] = _ranks(scores)
+        for p, hs in best.items():
+            top = hs[0]
+            signals.evidence[p]["chunk"] = {
+                "index": top.index,
+                "type": str(top.type),
+                "start_line": top.start_line,
+                "end_line": top.end_line,
+                "symbol": top.symbol,
+                "score": round(top.score, 4),
+            }
+
+    def _symbol_signal(
+        self,
+        code: CodeStore,
+        terms: list[str],
+        cfg: FlatConfig,
+        signals: _Signals,
+        allowed: dict[str, list[str]],
+    ) -> None:
+        hits = code.search_symbols(terms, allowed.keys(), cfg.symbol_limit)
+        scores: dict[str, float] = {}
+        for h in hits:
+            for p in allowed.get(h.content_hash, ()):
+                if p not in scores:
+                    scores[p] = h.score
+                    signals.evidence[p].setdefault("symbols", []).append(h.qname)
+        signals.ranks["symbols"] = _ranks(scores)
+
+    def _path_signal(
+        self, query: str, files: _TreeFiles, paths: list[str], signals: _Signals
+    ) -> None:
+        if files.path_stats is None:
+            files.path_stats = PathCorpusStats.from_paths(list(files.nodes))
+        scored = BM25PathScorer(stats=files.path_stats).score(query, paths)
+        if scored is None:
+            return
+        signals.ranks["paths"] = _ranks({p: s for p, s in zip(paths, scored, strict=True) if s > 0})
+
+    def _vector_signal(
+        self, code: CodeStore, query: str, allowed: dict[str, list[str]], signals: _Signals
+    ) -> bool:
+        if self.embedder is None:
+            return False
+        vecs = code.vectors(self.embedder.name, self.vector_kind, allowed.keys())
+        if not vecs:
+            return False
+        hashes = list(vecs)
+        mat = np.stack([vecs[h] for h in hashes])
+        q = self.embedder.embed([query])[0]
+        sims = mat @ q
+        scores: dict[str, float] = {}
+        for h, s in zip(hashes, sims.tolist(), strict=True):
+            for p in allowed[h]:
+                scores[p] = float(s)
+        signals.ranks["vectors"] = _ranks(scores)
+        return True
+
+    # -- retrieve -------------------------------------------------------------------------
+    def rank(self, ctx: SearchContext, query: str, k: int) -> tuple[list[FileHit], dict[str, Any]]:
+        """Rank the tree's files; returns hits without content and a summary for the trace."""
+        cfg = self.config
+        try:
+            code = code_store_for(ctx.store)
+        except Exception as exc:
+            raise RetrievalError(f"flat retrieval needs the code index: {exc}") from exc
+        started = time.perf_counter()
+        files = self._tree_files(ctx)
+        paths = [p for p in files.nodes if self._allowed(p, cfg)]
+        allowed: dict[str, list[str]] = defaultdict(list)
+        for p in paths:
+            h = files.hash_by_path.get(p)
+            if h:
+                allowed[h].append(p)
+        if cfg.languages:
+            infos = code.code_files(allowed.keys())
+            allowed = defaultdict(
+                list,
+                {
+                    h: ps
+                    for h, ps in allowed.items()
+                    if h in infos and infos[h].language in cfg.languages
+                },
+            )
+            paths = [p for ps in allowed.values() for p in ps]
+        signals = _Signals()
+        terms = self._query_terms(code, query, cfg)
+        if cfg.chunks and terms:
+            self._chunk_signal(code, terms, files, cfg, signals, allowed)
+        if cfg.symbols and terms:
+            self._symbol_signal(code, terms, cfg, signals, allowed)
+        if cfg.paths:
+            self._path_signal(query, files, paths, signals)
+        vector_mode = cfg.vectors and self._vector_signal(code, query, allowed, signals)
+        matches: list[MentionMatch] = []
+        if cfg.mentions:
+            resolver = MentionResolver(files.names, files.hash_by_path, code)
+            allowed_paths = set(paths)
+            matches = [
+                m for m in resolver.resolve(extract_mentions(query)) if m.path in allowed_paths
+            ]
+            for m in matches:
+                signals.evidence[m.path].setdefault("mentions", []).append(
+                    {"kind": m.kind, "text": m.text, "symbol": m.symbol, "line": m.line}
+                )
+        if cfg.ranking == "reference":
+            ordered = self._reference_order(signals, matches)
+        else:
+            ordered = self._fused_order(signals, matches, cfg)
+        hits: list[FileHit] = []
+        for path, score in ordered[:k]:
+            node = files.nodes[path]
+            ev = dict(signals.evidence.get(path, {}))
+            ev["why"] = {s: r[path] for s, r in signals.ranks.items() if path in r}
+            hits.append(
+                FileHit(
+                    node_id=node.id,
+                    path=path,
+                    score=round(score, 6),
+                    content_status=str(node.content_status),
+                    evidence=ev,
+                )
+            )
+        summary = {
+            "mode": "hybrid" if vector_mode else "lexical",
+            "terms": terms,
+            "signals": sorted(signals.ranks),
+            "mentions": len(matches),
+            "seconds": round(time.perf_counter() - started, 4),
+        }
+        return hits, summary
+
+    def _fused_order(
+        self, signals: _Signals, matches: list[MentionMatch], cfg: FlatConfig
+    ) -> list[tuple[str, float]]:
+        weights = {
+            "chunks": cfg.w_chunks,
+            "symbols": cfg.w_symbols,
+            "paths": cfg.w_paths,
+            "vectors": cfg.w_vectors,
+        }
+        scores: dict[str, float] = defaultdict(float)
+        for name, ranks in signals.ranks.items():
+            w = weights[name]
+            for p, r in ranks.items():
+                scores[p] += w / (cfg.rrf_k + r)
+        for p, ev in files_by_evidence(matches).items():
+            scores[p] += cfg.w_mentions * ev
+        if cfg.test_penalty != 1.0:
+            for p in scores:
+                if is_test_path(p):
+                    scores[p] *= cfg.test_penalty
+        return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+
+    def _reference_order(
+        self, signals: _Signals, matches: list[MentionMatch]
+    ) -> list[tuple[str, float]]:
+        """(lexical rank, test penalty, layer rank, distance) over items; files by first item.
+
+        Lexical rank: 0 exact name/path match, 1 symbol text match, 2 chunk text match.
+        Layer rank: C1 symbols before C0 chunks. Distance: the vector rank when vectors ran.
+        """
+        items: list[tuple[int, int, int, float, str]] = []
+        vec = signals.ranks.get("vectors", {})
+        for m in matches:
+            layer = 1 if m.kind in ("symbol", "qname") else 3
+            items.append((0, int(is_test_path(m.path)), layer, -m.weight, m.path))
+        for p, r in signals.ranks.get("symbols", {}).items():
+            items.append((1, int(is_test_path(p)), 1, float(vec.get(p, r)), p))
+        for p, r in signals.ranks.get("chunks", {}).items():
+            items.append((2, int(is_test_path(p)), 3, float(vec.get(p, r)), p))
+        items.sort()
+        out: list[tuple[str, float]] = []
+        seen: set[str] = set()
+        for i, it in enumerate(items):
+            if it[4] not in seen:
+                seen.add(it[4])
+                out.append((it[4], 1.0 / (1 + i)))
+        return out
+
+    def retrieve(self, ctx: SearchContext, query: str, options: QueryOptions) -> Result:
+        started = time.perf_counter()
+        hits, summary = self.rank(ctx, query, options.k)
+        if options.include_content:
+            hits = _attach_contents(ctx, hits, options)
+        trace = Trace(strategy=self.name, navigator="none")
+        trace.params.update(summary)
+        trace.paths.update({h.node_id: h.path for h in hits})
+        trace.stop_reason = f"{len(hits)} files ranked ({summary['mode']})"
+        trace.wall_s = round(time.perf_counter() - started, 4)
+        return Result(
+            files=hits,
+            strategy=self.name,
+            navigator="none",
+            trace=trace,
+            usage=Usage(),
+            cost_usd=0.0,
+        )
+
+
+def _attach_contents(
+    ctx: SearchContext, hits: list[FileHit], options: QueryOptions
+) -> list[FileHit]:
+    budget = options.max_total_bytes
+    out: list[FileHit] = []
+    for hit in hits:
+        data = ctx.store.content(ctx.tree.name, hit.node_id)
+        if data is None or budget <= 0:
+            out.append(hit)
+            continue
+        limit = min(options.max_file_bytes, budget)
+        text = data[:limit].decode("utf-8", "replace")
+        budget -= min(len(data), limit)
+        out.append(replace(hit, content=text, truncated=len(data) > limit))
+    return out
+
+
+def flat_mode(retriever: FlatRetriever) -> str:
+    """ "hybrid" when the retriever can use vectors, else "lexical"."""
+    return "hybrid" if retriever.embedder is not None and retriever.config.vectors else "lexical"
+
+
+__all__: Sequence[str] = ("FlatConfig", "FlatRetriever", "flat_mode", "is_test_path")
+
+
+def _register() -> None:
+    from treeseek.search.strategy import register
+
+    register("flat", lambda options: FlatRetriever())
+
+
+_register()

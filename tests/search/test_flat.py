@@ -1,0 +1,168 @@
+"""The flat retriever on a small real repository: signals, filters, rankings, contents."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+import treeseek
+from treeseek.code.index_hook import CodeIndexHook
+from treeseek.database import Database
+from treeseek.embed.base import Embedder
+from treeseek.llm.lexical import LexicalNavigator
+from treeseek.search.base import QueryOptions, SearchContext
+from treeseek.search.flat import FlatConfig, FlatRetriever, is_test_path
+
+FILES = {
+    "shop/billing/invoice.py": (
+        "class InvoiceBuilder:\n"
+        '    """Builds invoices from orders, applying tax rates."""\n\n'
+        "    def apply_tax(self, order, rate):\n"
+        "        return order.total * (1 + rate)\n\n"
+        "    def render_pdf(self, invoice):\n"
+        "        return b'%PDF'\n"
+    ),
+    "shop/billing/currency.py": (
+        "def convert_currency(amount, rate):\n    return round(amount * rate, 2)\n"
+    ),
+    "shop/catalog/search.py": (
+        "def search_products(query, index):\n"
+        '    """Full text search over the product catalog."""\n'
+        "    return [p for p in index if query in p.name]\n"
+    ),
+    "shop/tests/test_invoice.py": (
+        "from shop.billing.invoice import InvoiceBuilder\n\n"
+        "def test_apply_tax():\n"
+        "    assert InvoiceBuilder().apply_tax(order, 0.2) == 120\n"
+        "    # invoice tax rate order total invoice tax rate order total\n"
+        "    # invoice tax rate order total invoice tax rate order total\n"
+    ),
+    "docs/billing.md": "# Billing\n\nInvoices are rendered as PDF.\n",
+}
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Iterator[Database]:
+    root = tmp_path / "repo"
+    for rel, text in FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    database = treeseek.open(tmp_path / "flat.db", hooks=[CodeIndexHook()])
+    database.index(root, name="shop")
+    try:
+        yield database
+    finally:
+        database.close()
+
+
+def _ctx(db: Database) -> SearchContext:
+    return SearchContext(store=db.store, tree=db.tree("shop"), navigator=LexicalNavigator())
+
+
+def _paths(db: Database, query: str, config: FlatConfig | None = None, k: int = 10) -> list[str]:
+    result = FlatRetriever(config).retrieve(_ctx(db), query, QueryOptions(k=k))
+    return [f.path for f in result.files]
+
+
+def test_named_symbol_ranks_its_defining_file_first(db: Database) -> None:
+    assert _paths(db, "InvoiceBuilder.apply_tax() adds tax twice")[0] == "shop/billing/invoice.py"
+    assert _paths(db, "convert_currency rounds wrongly")[0] == "shop/billing/currency.py"
+
+
+def test_prose_query_finds_code_by_its_words(db: Database) -> None:
+    config = FlatConfig(mentions=False, paths=False)
+    assert _paths(db, "product catalog full text search is slow", config)[0] == (
+        "shop/catalog/search.py"
+    )
+
+
+def test_result_shape_evidence_and_contents(db: Database) -> None:
+    result = FlatRetriever().retrieve(
+        _ctx(db), "InvoiceBuilder render_pdf output", QueryOptions(k=2)
+    )
+    assert result.strategy == "flat"
+    assert result.usage.input_tokens == 0
+    top = result.files[0]
+    assert top.path == "shop/billing/invoice.py"
+    assert top.content == FILES["shop/billing/invoice.py"]
+    assert top.evidence["chunk"]["start_line"] >= 1
+    assert top.evidence["chunk"]["end_line"] >= top.evidence["chunk"]["start_line"]
+    assert any(m["kind"] in ("symbol", "qname") for m in top.evidence["mentions"])
+    assert "chunks" in top.evidence["why"]
+    assert result.trace.params["mode"] == "lexical"
+    assert len(result.files) == 2
+
+
+def test_test_penalty_and_exclude_tests(db: Database) -> None:
+    query = "invoice tax rate order total"
+    words_only = FlatConfig(test_penalty=1.0, mentions=False, symbols=False, paths=False)
+    no_penalty = _paths(db, query, words_only)
+    assert no_penalty[0] == "shop/tests/test_invoice.py"  # it repeats the words most
+    penalized = _paths(db, query, FlatConfig(mentions=False, symbols=False, paths=False))
+    assert penalized[0] == "shop/billing/invoice.py"
+    excluded = _paths(db, query, FlatConfig(exclude_tests=True))
+    assert "shop/tests/test_invoice.py" not in excluded
+
+
+def test_path_prefix_and_language_filters(db: Database) -> None:
+    only_catalog = _paths(db, "invoice tax search", FlatConfig(path_prefix="shop/catalog"))
+    assert only_catalog == ["shop/catalog/search.py"]
+    only_md = _paths(db, "billing invoices pdf", FlatConfig(languages=frozenset({"markdown"})))
+    assert set(only_md) <= {"docs/billing.md"}
+    python = _paths(db, "billing invoices pdf", FlatConfig(languages=frozenset({"python"})))
+    assert "docs/billing.md" not in python and python
+
+
+def test_reference_ordering_puts_exact_names_first(db: Database) -> None:
+    paths = _paths(db, "convert_currency and invoices", FlatConfig(ranking="reference"))
+    assert paths[0] == "shop/billing/currency.py"
+
+
+def test_is_test_path_conventions() -> None:
+    assert is_test_path("pkg/tests/test_x.py")
+    assert is_test_path("testing/python/collect.py")
+    assert is_test_path("src/foo_test.go")
+    assert is_test_path("web/app.spec.ts")
+    assert is_test_path("conftest.py")
+    assert not is_test_path("src/_pytest/python.py")
+    assert not is_test_path("django/test/utils.py")  # a library package named "test"
+    assert not is_test_path("pkg/contest.py")
+
+
+class _KeywordEmbedder(Embedder):
+    """A real (tiny) embedder: one dimension per keyword, counts normalized."""
+
+    name = "keywords"
+    words = ("currency", "catalog", "invoice")
+    dim = 3
+
+    def embed(self, texts: list[str]) -> npt.NDArray[np.float32]:  # type: ignore[override]
+        rows = [[t.lower().count(w) + 1e-3 for w in self.words] for t in texts]
+        arr = np.array(rows, dtype=np.float32)
+        return arr / np.linalg.norm(arr, axis=1, keepdims=True)
+
+
+def test_vectors_are_used_when_stored(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    for rel, text in FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    embedder = _KeywordEmbedder()
+    db = treeseek.open(tmp_path / "v.db", hooks=[CodeIndexHook(embedder)])
+    try:
+        db.index(root, name="shop")
+        ctx = SearchContext(store=db.store, tree=db.tree("shop"), navigator=LexicalNavigator())
+        only_vectors = FlatConfig(chunks=False, symbols=False, paths=False, mentions=False)
+        retriever = FlatRetriever(only_vectors, embedder=embedder)
+        result = retriever.retrieve(ctx, "money currency exchange", QueryOptions(k=3))
+        assert result.trace.params["mode"] == "hybrid"
+        assert result.files[0].path == "shop/billing/currency.py"
+        lexical = FlatRetriever(only_vectors).retrieve(ctx, "currency", QueryOptions(k=3))
+        assert lexical.trace.params["mode"] == "lexical"
+        assert lexical.files == []
+    finally:
+        db.close()
