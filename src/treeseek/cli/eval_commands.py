@@ -103,6 +103,9 @@ def run_command(
         list[str] | None, typer.Option(help="Only these tiers (repeat): easy, medium, hard, none.")
     ] = None,
     workers: Annotated[int, typer.Option(help="Parallel query processes.")] = 1,
+    index_jobs: Annotated[
+        int, typer.Option(help="Processes building contents trees (one repository each).")
+    ] = 1,
     out: Annotated[
         Path | None, typer.Option(help="Output directory (resumed if it exists).")
     ] = None,
@@ -138,7 +141,8 @@ def run_command(
             wanted = {i.commit_key for i in instances}
             universe = PathUniverse(load_path_lists(trees, wanted))
         else:
-            universe = ContentsUniverse(parse_repo_mappings(repo or []))
+            related = [i.commit_key for i in load_instances(dataset)]
+            universe = ContentsUniverse(parse_repo_mappings(repo or []), related=related)
         universe.check(i.commit_key for i in instances)
         settings = RunSettings(
             dataset=str(dataset),
@@ -178,6 +182,7 @@ def run_command(
                 db_path=db_path,
                 out_dir=out_dir,
                 workers=workers,
+                index_jobs=index_jobs,
                 on_record=on_record,
                 on_status=lambda text: progress.console.print(text),
             )

@@ -36,6 +36,7 @@ from treeseek.eval.datasets import Instance
 from treeseek.eval.metrics import normalize_predictions, score
 from treeseek.eval.records import PER_QUERY_FILE, QueryRecord, RecordWriter, read_records
 from treeseek.eval.report import write_report
+from treeseek.eval.shards import build_sharded
 from treeseek.eval.summary import Summary, summarize, write_summary
 from treeseek.eval.universes import BuiltTree, CommitKey, ContentsUniverse, PathUniverse
 from treeseek.llm.base import Navigator, Usage
@@ -69,11 +70,13 @@ class RunSettings:
 
 @dataclass(frozen=True, slots=True)
 class Job:
-    """Everything a worker gets: a job number, a tree name and the query. No ids, no gold."""
+    """Everything a worker gets: a job number, a tree (name, and the database file holding it
+    when that is a shard) and the query. No instance ids, no repository names, no gold."""
 
     number: int
     tree: str
     query: str
+    db_path: str = ""  # "" = the run's database
 
 
 @dataclass(slots=True)
@@ -106,10 +109,11 @@ ProgressHook = Callable[[QueryRecord, Sequence[QueryRecord]], None]
 
 
 class Answerer:
-    """Answers jobs with one database connection and one navigator."""
+    """Answers jobs with its own database connections (one per file) and one navigator."""
 
     def __init__(self, db: Database, settings: RunSettings, navigator: Navigator) -> None:
         self.db = db
+        self._shards: dict[str, Database] = {}
         self.navigator = navigator
         self.options = QueryOptions(
             strategy=settings.strategy,
@@ -121,9 +125,8 @@ class Answerer:
     def answer(self, job: Job) -> Answer:
         started = time.perf_counter()
         try:
-            result = run_query(
-                self.db.store, self.db.tree(job.tree), job.query, self.options, self.navigator
-            )
+            db = self._database(job.db_path)
+            result = run_query(db.store, db.tree(job.tree), job.query, self.options, self.navigator)
         except Exception as exc:  # an error is a scored miss, never a dropped query
             return Answer(
                 job.number,
@@ -146,6 +149,18 @@ class Answerer:
             wall_s=time.perf_counter() - started,
             trace=_trace_summary(result),
         )
+
+    def _database(self, db_path: str) -> Database:
+        if not db_path:
+            return self.db
+        if db_path not in self._shards:
+            self._shards[db_path] = treeseek.open(db_path)
+        return self._shards[db_path]
+
+    def close(self) -> None:
+        for db in self._shards.values():
+            db.close()
+        self._shards.clear()
 
 
 def _trace_summary(result: Result) -> dict[str, Any]:
@@ -237,11 +252,14 @@ def run_eval(
     on_record: ProgressHook | None = None,
     on_status: Callable[[str], None] | None = None,
     max_instances: int | None = None,
+    index_jobs: int = 1,
 ) -> RunOutcome:
     """Answer every instance not yet recorded in ``out_dir``, then write the summary.
 
     ``navigator``: used as is (inline only; tests); otherwise each worker builds its own from
     ``settings.llm``. ``max_instances`` stops after that many new answers (to test resuming).
+    ``index_jobs``: processes building contents trees of different repositories at once
+    (each repository's trees live in their own database file, see :mod:`treeseek.eval.shards`).
     """
     if workers < 1:
         raise ConfigError("--workers must be at least 1")
@@ -284,7 +302,11 @@ def run_eval(
 
     try:
         with treeseek.open(db_path) as db:
-            trees = universe.build(db, list(by_key))
+            trees: Iterator[BuiltTree]
+            if isinstance(universe, ContentsUniverse):
+                trees = build_sharded(universe, db_path, list(by_key), index_jobs)
+            else:
+                trees = universe.build(db, list(by_key))
             if workers == 1:
                 answerer = Answerer(db, settings, navigator or _navigator(settings))
                 for built in trees:
@@ -293,7 +315,8 @@ def run_eval(
                         if built.error is not None:
                             finish(instance, Answer(0, [], error=built.error))
                         else:
-                            finish(instance, answerer.answer(Job(0, built.name, instance.query)))
+                            finish(instance, answerer.answer(_job(0, built, instance)))
+                answerer.close()
             else:
                 index_seconds = _run_pool(
                     db_path, settings, workers, trees, by_key, finish, on_status
@@ -328,6 +351,12 @@ def write_outputs(summary: Summary, out_dir: Path) -> None:
     data = summary.to_dict()
     write_report(data, out_dir)
     write_plots([data], out_dir)
+
+
+def _job(number: int, built: BuiltTree, instance: Instance) -> Job:
+    """The worker's view of an instance: its query and its tree, nothing more."""
+    shard = "" if built.db_path is None else str(built.db_path)
+    return Job(number, built.name, instance.query, shard)
 
 
 def _navigator(settings: RunSettings) -> Navigator:
@@ -374,7 +403,7 @@ def _run_pool(
                     continue
                 number = next(numbers)
                 jobs[number] = instance
-                pending.add(pool.submit(_worker_answer, Job(number, built.name, instance.query)))
+                pending.add(pool.submit(_worker_answer, _job(number, built, instance)))
             drain(block=False)
         if on_status is not None:
             on_status("all trees ready; answering the remaining queries")

@@ -58,8 +58,7 @@ def eval_tree_name(kind: UniverseKind, key: CommitKey, layers: str = "") -> str:
 def layers_of(db: Database) -> str:
     """The index hooks of ``db`` (class and optional ``version`` attribute), sorted."""
     names = sorted(
-        f"{type(h).__module__}.{type(h).__qualname__}:{getattr(h, 'version', '')}"
-        for h in db.hooks
+        f"{type(h).__module__}.{type(h).__qualname__}:{getattr(h, 'version', '')}" for h in db.hooks
     )
     return ",".join(names)
 
@@ -77,6 +76,8 @@ class BuiltTree:
     seconds: float = 0.0  # spent building it now (0 when it was cached)
     #: why the tree could not be built (its instances are then scored as misses)
     error: str | None = None
+    #: the database file holding the tree when it is not the run's database (a shard)
+    db_path: Path | None = None
 
     @property
     def ok(self) -> bool:
