@@ -438,3 +438,12 @@ def test_every_language_chunks_cover_all_nonblank_lines() -> None:
         assert all(c.symbol is None or c.symbol in {s.qname for s in ix.symbols} for c in ix.chunks)
         kinds = {s.kind for s in ix.symbols}
         assert SymbolKind.CLASS in kinds or SymbolKind.FUNCTION in kinds
+
+
+def test_class_field_arrow_functions_are_methods() -> None:
+    ts = _ix("a.ts", "class A {\n  handle = async () => { b(); };\n  private n: number = 1;\n}\n")
+    assert _syms(ts)["A.handle"] == ("method", 2, 2, "A")
+    assert next(s for s in ts.symbols if s.name == "handle").lang_payload["async"] is True
+    js = _ix("a.jsx", "class A {\n  handle = () => { b(); };\n}\n")
+    assert _syms(js)["A.handle"] == ("method", 2, 2, "A")
+    assert ("A.handle", "b") in _edges(js, EdgeType.CALLS)

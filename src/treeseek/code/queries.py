@@ -33,9 +33,14 @@ JAVASCRIPT = """
 (import_statement) @import
 """
 
+_JS_ONLY = """
+(field_definition value: [(arrow_function) (function_expression)]) @def.function
+"""
+
 TYPESCRIPT = (
     JAVASCRIPT
     + """
+(public_field_definition value: [(arrow_function) (function_expression)]) @def.function
 (abstract_class_declaration) @def.class
 (interface_declaration) @def.class
 (enum_declaration) @def.class
@@ -134,7 +139,7 @@ RUBY = """
 
 BY_FAMILY: dict[str, str] = {
     "python": PYTHON,
-    "javascript": JAVASCRIPT,
+    "javascript": JAVASCRIPT + _JS_ONLY,
     "typescript": TYPESCRIPT,
     "go": GO,
     "rust": RUST,

@@ -291,6 +291,8 @@ def _describe_js(src: Source, node: Node, role: str) -> _Def | None:
         name = src.field_text(node, "name")
         return _Def(node, parent, role, name, payload={"exported": True})
     name_node = node.child_by_field_name("name")
+    if node.type == "field_definition":  # JS class field `handle = () => {}`
+        name_node = node.child_by_field_name("property")
     if name_node is None or name_node.type not in (
         "identifier",
         "property_identifier",
@@ -299,7 +301,8 @@ def _describe_js(src: Source, node: Node, role: str) -> _Def | None:
     ):
         return None
     payload: dict[str, Any] = {}
-    value = node.child_by_field_name("value") if node.type == "variable_declarator" else node
+    has_value = node.type in ("variable_declarator", "field_definition", "public_field_definition")
+    value = node.child_by_field_name("value") if has_value else node
     first = value.child(0) if value is not None else None
     if first is not None and first.type == "async":
         payload["async"] = True
