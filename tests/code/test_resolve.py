@@ -506,3 +506,27 @@ def test_a_test_root_package_does_not_shadow_a_third_party_module_elsewhere() ->
     assert _dst(inside) == ("resolved", "tests/sphinx/helper.py", None)
     outside = _find(rt, "docs/_ext/djangodocs.py", "", "sphinx.addnodes", EdgeType.IMPORTS)
     assert _dst(outside) == ("partial", None, None)  # the installed sphinx, not tests/sphinx
+
+
+def test_java_package_falls_back_to_the_path_when_the_index_has_none() -> None:
+    import dataclasses
+
+    files = _tree(
+        {
+            "src/main/java/com/acme/store/Repo.java": (
+                "package com.acme.store;\npublic class Repo { static void open() {} }\n"
+            ),
+            "src/main/java/com/acme/app/App.java": (
+                "package com.acme.app;\nimport com.acme.store.Repo;\n"
+                "class App { void run() { Repo.open(); } }\n"
+            ),
+        }
+    )
+    stripped = {p: dataclasses.replace(ix, package=None) for p, ix in files.items()}
+    rt = resolve_tree(stripped)
+    app = "src/main/java/com/acme/app/App.java"
+    assert _dst(_find(rt, app, "App.run", "Repo.open", EdgeType.CALLS)) == (
+        "resolved",
+        "src/main/java/com/acme/store/Repo.java",
+        "Repo.open",
+    )

@@ -20,7 +20,7 @@ import posixpath
 from collections import defaultdict
 
 from treeseek.code.model import Edge, EdgeType, Resolution, SymbolKind
-from treeseek.code.modules import rust_module
+from treeseek.code.modules import module_name, rust_module
 from treeseek.code.resolve_base import UNRESOLVED, Resolver, Target, TreeFacts
 
 _JS_LANGS = ("javascript", "typescript", "tsx")
@@ -263,8 +263,9 @@ class PackageResolver(Resolver):
         self.classes: dict[str, tuple[str, str]] = {}  # fully qualified -> (path, qname)
         self.packages: dict[str, dict[str, tuple[str, str]]] = defaultdict(dict)
         paths = _paths_of(facts, (language,))
+        self.package_of = {p: self._package(p) for p in paths}
         for path in paths:
-            package = facts.indexes[path].package or ""
+            package = self.package_of[path]
             for q, sym in facts.symbols[path].items():
                 if sym.kind is not SymbolKind.CLASS:
                     continue
@@ -276,7 +277,7 @@ class PackageResolver(Resolver):
         for path in paths:
             named: dict[str, str] = {}  # simple name -> fully qualified class
             wild: list[str] = []
-            package = facts.indexes[path].package or ""
+            package = self.package_of[path]
             if package:
                 parts = package.split(".")
                 wild.extend(".".join(parts[:i]) for i in range(len(parts), 0, -1))
@@ -294,6 +295,15 @@ class PackageResolver(Resolver):
                 else:
                     named[ref.rsplit(".", 1)[-1]] = ref
             self.visible[path] = (named, wild)
+
+    def _package(self, path: str) -> str:
+        """The declared package/namespace, else the one the path implies (an index that was
+        stored without its ``package``)."""
+        declared = self.facts.indexes[path].package
+        if declared is not None:
+            return declared
+        module = module_name(path, self.language)
+        return module.rsplit(".", 1)[0] if "." in module else ""
 
     def _class(self, fq: str) -> Target:
         hit = self.classes.get(fq)
