@@ -35,32 +35,33 @@ _REF_LIMIT = 200
 
 @dataclass(slots=True)
 class _EdgeSink:
-    edges: dict[tuple[EdgeType, str, str], list[Any]] = field(default_factory=dict)
+    """Collects edges; calls and inherits with the same (type, src, dst) merge into one edge
+    with a ``count``, imports never merge (each is one binding)."""
+
+    merged: dict[tuple[EdgeType, str, str], list[Any]] = field(default_factory=dict)
+    unique: list[Edge] = field(default_factory=list)
 
     def add(
         self, type_: EdgeType, src: str, dst: str, line: int, payload: dict[str, Any] | None = None
     ) -> None:
         key = (type_, src, dst)
-        got = self.edges.get(key)
+        got = self.merged.get(key)
         if got is None:
-            self.edges[key] = [line, payload or {}, 1]
+            self.merged[key] = [line, payload or {}, 1]
         else:
             got[2] += 1
 
     def add_unique(
         self, type_: EdgeType, src: str, dst: str, line: int, payload: dict[str, Any]
     ) -> None:
-        """An edge that is never merged with another (one per imported binding)."""
-        key = (type_, src, f"{dst}\x00{line}\x00{len(self.edges)}")
-        self.edges[key] = [line, payload, 1, dst]
+        self.unique.append(Edge(type_, src, dst, line, payload))
 
     def result(self) -> list[Edge]:
-        out: list[Edge] = []
-        for (type_, src, dst), value in self.edges.items():
-            payload = value[1]
-            if value[2] > 1:
-                payload = {**payload, "count": value[2]}
-            out.append(Edge(type_, src, value[3] if len(value) > 3 else dst, value[0], payload))
+        out = list(self.unique)
+        for (type_, src, dst), (line, payload, count) in self.merged.items():
+            if count > 1:
+                payload = {**payload, "count": count}
+            out.append(Edge(type_, src, dst, line, payload))
         out.sort(key=lambda e: e.line)
         return out
 
@@ -186,7 +187,7 @@ def _python_imports(src: Source, owner: Any, sink: _EdgeSink) -> set[str]:
 
 def _python_calls(src: Source, owner: Any, sink: _EdgeSink, bound: set[str]) -> None:
     data = src.data
-    edges = sink.edges
+    edges = sink.merged
     for fn in src.nodes("callee"):
         ref = callee_ref(data[fn.start_byte : fn.end_byte].decode("utf-8", "replace"))
         if ref in _PY_BUILTINS and ref not in bound:
