@@ -68,3 +68,17 @@ def test_exact_path_mention_wins() -> None:
 def test_empty_candidates() -> None:
     reply = LexicalNavigator().rank(_req("anything", []))
     assert reply.ranked_ids == [] and reply.done is False
+
+
+def test_files_weaker_than_the_best_candidate_are_not_returned() -> None:
+    cands = [
+        ("d", "coordinates", "directory"),  # BM25 1.93
+        ("f", "coordinates_setup.py", "file"),  # 1.20
+        ("g", "sky.py", "file"),  # 3.12
+        ("h", "sky_coordinates.py", "file"),  # 3.54: the best
+    ]
+    q = "sky coordinates transform is wrong"
+    assert LexicalNavigator().rank(_req(q, cands, 5)).ranked_ids == ["h", "d"]
+    assert LexicalNavigator(file_ratio=0.8).rank(_req(q, cands, 5)).ranked_ids == ["h", "g", "d"]
+    loose = LexicalNavigator(file_ratio=0.0).rank(_req(q, cands, 5))
+    assert loose.ranked_ids == ["h", "g", "d", "f"]

@@ -58,6 +58,15 @@ _STOPWORD_TEXT = """
 """
 QUERY_STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
 
+#: File-extension tokens: a query mentioning ``query.py`` says nothing about every other ``.py``
+#: file (the exact-path boost covers a full mention). Dropped from query terms only.
+_EXTENSION_TEXT = """
+    py pyi pyx pxd c h cc cpp hpp cxx js jsx ts tsx mjs cjs java kt go rs rb php cs swift m mm
+    scala sh bash zsh txt md rst html htm css scss json yml yaml toml cfg ini xml csv lock in
+    tpl j2 jinja po mo
+"""
+EXTENSION_TOKENS: frozenset[str] = frozenset(_EXTENSION_TEXT.split())
+
 
 def code_tokens(text: str) -> list[str]:
     """Code-aware tokens: split on ``/ . _ -`` and other non-word characters and on camelCase,
@@ -77,14 +86,15 @@ def code_tokens(text: str) -> list[str]:
 
 
 def query_terms(query: str) -> list[str]:
-    """Distinct query terms in first-seen order, stopwords and one-character tokens removed.
+    """Distinct query terms in first-seen order; stopwords, file-extension tokens and
+    one-character tokens removed.
 
     Terms are deduplicated: a long issue text repeating a word should not multiply its weight
     against a path that can only mention it once or twice.
     """
     seen: dict[str, None] = {}
     for tok in code_tokens(query):
-        if len(tok) > 1 and tok not in QUERY_STOPWORDS:
+        if len(tok) > 1 and tok not in QUERY_STOPWORDS and tok not in EXTENSION_TOKENS:
             seen.setdefault(tok, None)
     return list(seen)
 
