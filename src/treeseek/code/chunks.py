@@ -11,7 +11,8 @@ How a file is cut (decided here, relied on by storage and retrieval):
   lines overlap inside the symbol's span; every piece keeps ``symbol`` set.
 * Lines no symbol block covers (imports, module code, class attributes between methods, the
   tail of a class) are cut into 80-line windows with 15 lines overlap (step 65) per maximal
-  uncovered run, after trimming blank lines at the run's ends; blank-only runs get no chunk.
+  uncovered run, after trimming filler lines at the run's ends (blank, closing punctuation
+  such as ``}`` or ``});``, a block ``end``); filler-only runs get no chunk.
 * A file without symbols (or without a grammar) is all windows.
 * Chunk texts are cut at :data:`MAX_CHUNK_CHARS` (minified code), and chunks are numbered in
   order of their first line.
@@ -126,11 +127,22 @@ def _uncovered_runs(lines: Sequence[str], covered: bytearray, n: int) -> list[tu
         while j + 1 <= n and not covered[j + 1]:
             j += 1
         s, e = i, j
-        while s <= e and not lines[s - 1].strip():
+        while s <= e and is_filler(lines[s - 1]):
             s += 1
-        while e >= s and not lines[e - 1].strip():
+        while e >= s and is_filler(lines[e - 1]):
             e -= 1
         if s <= e:
             runs.append((s, e))
         i = j + 1
     return runs
+
+
+_CLOSERS = frozenset({"end", "end;", "fi", "done", "esac"})
+
+
+def is_filler(line: str) -> bool:
+    """Blank, or only closing punctuation (``}``, ``});``) or a block ``end``: no content."""
+    stripped = line.strip()
+    if not stripped:
+        return True
+    return stripped in _CLOSERS or not any(ch.isalnum() for ch in stripped)
