@@ -34,6 +34,15 @@ def test_query_terms_drop_stopwords_short_tokens_and_duplicates() -> None:
     assert terms == ["query", "set", "queryset", "broken"]
 
 
+def test_extension_tokens_are_not_query_terms_unless_asked() -> None:
+    assert query_terms("error in query.py and utils.js") == ["error", "query", "utils"]
+    assert query_terms("query.py", drop_extensions=False) == ["query", "py"]
+    paths = ["setup.py", "docs"]
+    assert BM25PathScorer().score("see query.py", paths) is None
+    kept = BM25PathScorer(drop_extensions=False).score("see query.py", paths)
+    assert kept is not None and kept[0] > 0
+
+
 def test_path_fields() -> None:
     assert path_fields("django/db/models/query.py") == (
         "query.py",
