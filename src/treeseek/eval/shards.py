@@ -13,10 +13,13 @@ import concurrent.futures as cf
 import dataclasses
 import hashlib
 import multiprocessing
+import queue
 from collections.abc import Iterable, Iterator
+from multiprocessing.queues import Queue
 from pathlib import Path
 
 import treeseek
+from treeseek.errors import BuildError
 from treeseek.eval.universes import BuiltTree, CommitKey, ContentsUniverse
 
 
@@ -26,24 +29,46 @@ def shard_path(db_path: Path, repo: str) -> Path:
     return db_path.with_name(f"{db_path.stem}.{digest}{db_path.suffix or '.db'}")
 
 
-def _build_shard(universe: ContentsUniverse, shard: Path, keys: list[CommitKey]) -> list[BuiltTree]:
-    built: list[BuiltTree] = []
+_TREES: Queue[BuiltTree] | None = None  # set in each build process
+
+
+def _init_build_process(trees: Queue[BuiltTree]) -> None:
+    global _TREES
+    _TREES = trees
+
+
+def _shard_trees(
+    universe: ContentsUniverse, shard: Path, keys: list[CommitKey]
+) -> Iterator[BuiltTree]:
+    """One repository's trees, each as soon as it is ready; a failure marks the rest."""
+    done: set[CommitKey] = set()
     try:
         with treeseek.open(shard) as db:
             for tree in universe.build(db, keys):
-                built.append(dataclasses.replace(tree, db_path=shard))
+                done.add(tree.key)
+                yield dataclasses.replace(tree, db_path=shard)
     except Exception as exc:  # whatever broke, the other repositories go on
-        done = {b.key for b in built}
         error = f"tree build failed: {type(exc).__name__}: {exc}"
-        built += [BuiltTree(k, "", error=error, db_path=shard) for k in keys if k not in done]
-    return built
+        for key in keys:
+            if key not in done:
+                yield BuiltTree(key, "", error=error, db_path=shard)
+
+
+def _build_shard(universe: ContentsUniverse, shard: Path, keys: list[CommitKey]) -> int:
+    """In a build process: pass each tree to the parent as soon as it is ready."""
+    assert _TREES is not None, "build process not initialized"
+    count = 0
+    for tree in _shard_trees(universe, shard, keys):
+        _TREES.put(tree)
+        count += 1
+    return count
 
 
 def build_sharded(
     universe: ContentsUniverse, db_path: Path, keys: Iterable[CommitKey], jobs: int = 1
 ) -> Iterator[BuiltTree]:
-    """Yield every tree of ``keys``; with ``jobs > 1``, repositories are built in parallel
-    processes and yielded repository by repository as they finish."""
+    """Yield every tree of ``keys`` as soon as it is ready; with ``jobs > 1``, repositories
+    are built in parallel processes."""
     ordered = list(dict.fromkeys(keys))
     universe.check(ordered)
     by_repo: dict[str, list[CommitKey]] = {}
@@ -53,13 +78,29 @@ def build_sharded(
     repos = sorted(by_repo, key=lambda r: -len(by_repo[r]))
     if jobs <= 1 or len(repos) == 1:
         for repo in repos:
-            yield from _build_shard(universe, shard_path(db_path, repo), by_repo[repo])
+            yield from _shard_trees(universe, shard_path(db_path, repo), by_repo[repo])
         return
     context = multiprocessing.get_context("spawn")
-    with cf.ProcessPoolExecutor(min(jobs, len(repos)), mp_context=context) as pool:
-        futures = {
-            pool.submit(_build_shard, universe, shard_path(db_path, repo), by_repo[repo]): repo
+    trees: Queue[BuiltTree] = context.Queue()
+    with cf.ProcessPoolExecutor(
+        min(jobs, len(repos)),
+        mp_context=context,
+        initializer=_init_build_process,
+        initargs=(trees,),
+    ) as pool:
+        futures = [
+            pool.submit(_build_shard, universe, shard_path(db_path, repo), by_repo[repo])
             for repo in repos
-        }
-        for future in cf.as_completed(futures):
-            yield from future.result()
+        ]
+        remaining = len(ordered)
+        while remaining:
+            try:
+                tree = trees.get(timeout=1.0)
+            except queue.Empty:
+                for future in futures:
+                    failure = future.exception() if future.done() else None
+                    if failure is not None:
+                        raise BuildError(f"a tree build process failed: {failure}") from failure
+                continue
+            remaining -= 1
+            yield tree
