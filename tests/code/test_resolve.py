@@ -530,3 +530,48 @@ def test_java_package_falls_back_to_the_path_when_the_index_has_none() -> None:
         "src/main/java/com/acme/store/Repo.java",
         "Repo.open",
     )
+
+
+def test_typescript_barrel_reexports() -> None:
+    rt = resolve_tree(
+        _tree(
+            {
+                "ui/button.ts": "export class Button { click(): void {} }\n",
+                "ui/forms/input.ts": "export function input(): void {}\n",
+                "ui/forms/index.ts": 'export * from "./input";\n',
+                "ui/index.ts": (
+                    'export { Button as Btn } from "./button";\n'
+                    'export * from "./forms";\n'
+                    'export * as forms from "./forms";\n'
+                ),
+                "app.ts": """\
+                    import { Btn, input, forms } from "./ui";
+
+                    function main(): void {
+                        new Btn().click();
+                        input();
+                        forms.input();
+                    }
+                    """,
+            }
+        )
+    )
+    calls = EdgeType.CALLS
+    assert _dst(_find(rt, "app.ts", "main", "Btn", calls)) == ("resolved", "ui/button.ts", "Button")
+    assert _dst(_find(rt, "app.ts", "main", "Btn().click", calls)) == (
+        "resolved",
+        "ui/button.ts",
+        "Button.click",
+    )
+    assert _dst(_find(rt, "app.ts", "main", "input", calls)) == (
+        "resolved",
+        "ui/forms/input.ts",
+        "input",
+    )
+    assert _dst(_find(rt, "app.ts", "main", "forms.input", calls)) == (
+        "resolved",
+        "ui/forms/input.ts",
+        "input",
+    )
+    reexport = _find(rt, "ui/index.ts", "", "./button", EdgeType.IMPORTS)
+    assert reexport.lang_payload["reexport"] is True and reexport.dst_path == "ui/button.ts"

@@ -331,6 +331,21 @@ def _js_import(src: Source, node: Node, where: str, line: int, sink: _EdgeSink) 
     spec = src.text(source).strip("'\"`")
     names: list[list[str]] = []
     payload: dict[str, Any] = {"module": spec}
+    if node.type == "export_statement":  # `export {a as b} from "./x"`, `export * from "./y"`
+        payload["reexport"] = True
+        for child in node.named_children:
+            if child.type == "export_clause":
+                for spec_node in child.named_children:
+                    name = src.field_text(spec_node, "name")
+                    names.append([name, src.field_text(spec_node, "alias") or name])
+            elif child.type == "namespace_export":
+                payload["namespace"] = src.text(child).split()[-1]
+        if names:
+            payload["names"] = names
+        elif "namespace" not in payload:
+            payload["star"] = True
+        sink.add_unique(EdgeType.IMPORTS, where, spec, line, payload)
+        return
     for child in node.children:
         if child.type != "import_clause":
             continue

@@ -31,6 +31,7 @@ JAVASCRIPT = """
 (call_expression) @call
 (new_expression) @call
 (import_statement) @import
+(export_statement source: (_)) @import
 """
 
 _JS_ONLY = """

@@ -21,7 +21,7 @@ from collections import defaultdict
 
 from treeseek.code.model import Edge, EdgeType, Resolution, SymbolKind
 from treeseek.code.modules import module_name, rust_module
-from treeseek.code.resolve_base import UNRESOLVED, Resolver, Target, TreeFacts
+from treeseek.code.resolve_base import MAX_HOPS, UNRESOLVED, Resolver, Target, TreeFacts
 
 _JS_LANGS = ("javascript", "typescript", "tsx")
 _JS_EXTS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".d.ts")
@@ -78,14 +78,27 @@ class JsResolver(Resolver):
         self.files = set(_paths_of(facts, _JS_LANGS))
         # path -> bound name -> (target path, exported name | None for a namespace)
         self.bindings: dict[str, dict[str, tuple[str, str | None]]] = {}
+        # path -> exported name -> (target path, name there | None for a namespace)
+        self.reexports: dict[str, dict[str, tuple[str, str | None]]] = {}
+        self.star_exports: dict[str, list[str]] = {}
         for path in self.files:
             bound: dict[str, tuple[str, str | None]] = {}
+            exported: dict[str, tuple[str, str | None]] = {}
+            stars: list[str] = []
             for e in facts.indexes[path].edges:
                 p = e.lang_payload
                 if e.type is not EdgeType.IMPORTS:
                     continue
                 target = self.module_path(path, str(p.get("module", "")))
                 if target is None:
+                    continue
+                if p.get("reexport"):
+                    if p.get("star"):
+                        stars.append(target)
+                    if "namespace" in p:
+                        exported[str(p["namespace"])] = (target, None)
+                    for name, alias in p.get("names", []):
+                        exported[str(alias)] = (target, str(name))
                     continue
                 if "default" in p:
                     bound[str(p["default"])] = (target, "default")
@@ -94,6 +107,8 @@ class JsResolver(Resolver):
                 for name, alias in p.get("names", []):
                     bound[str(alias)] = (target, str(name))
             self.bindings[path] = bound
+            self.reexports[path] = exported
+            self.star_exports[path] = stars
 
     def module_path(self, path: str, spec: str) -> str | None:
         if not spec.startswith("."):
@@ -129,9 +144,37 @@ class JsResolver(Resolver):
             name, rest = rest[0], rest[1:]
         elif name == "default":
             name = parts[0]  # conventionally the default export's own name
-        if name in self.facts.symbols[target]:
-            return self._walk_members(Target(Resolution.RESOLVED, target, name), rest)
-        return Target(Resolution.PARTIAL, target)
+        found = self.exported(target, name)
+        if found is None:
+            return Target(Resolution.PARTIAL, target)
+        if found[1] is None:  # a re-exported namespace
+            if not rest:
+                return Target(Resolution.RESOLVED, found[0])
+            return self.resolve_in_file(found[0], rest)
+        return self._walk_members(Target(Resolution.RESOLVED, found[0], found[1]), rest)
+
+    def resolve_in_file(self, path: str, parts: list[str]) -> Target:
+        found = self.exported(path, parts[0])
+        if found is None or found[1] is None:
+            return Target(Resolution.PARTIAL, path)
+        return self._walk_members(Target(Resolution.RESOLVED, found[0], found[1]), parts[1:])
+
+    def exported(self, path: str, name: str, hops: int = 0) -> tuple[str, str | None] | None:
+        """Where ``name`` exported by ``path`` is defined, through ``export ... from`` barrels."""
+        if name in self.facts.symbols.get(path, {}):
+            return (path, name)
+        if hops >= MAX_HOPS:
+            return None
+        hit = self.reexports.get(path, {}).get(name)
+        if hit is not None:
+            target, inner = hit
+            return (target, None) if inner is None else self.exported(target, inner, hops + 1)
+        for star in self.star_exports.get(path, ()):
+            if star != path:
+                found = self.exported(star, name, hops + 1)
+                if found is not None:
+                    return found
+        return None
 
 
 # --- Go ---------------------------------------------------------------------------------------
