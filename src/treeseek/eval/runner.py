@@ -5,9 +5,11 @@ nothing else. Instance ids, repository names and gold files stay in this process
 only to score and to report; a worker receives a :class:`Job` with a job number, a tree name
 and the query.
 
-- **Parallel**: ``workers > 1`` runs queries in a process pool (each worker opens its own
-  database connection; SQLite in WAL mode lets them read while this process indexes the next
-  commit). ``workers == 1`` runs inline.
+- **Parallel**: ``workers > 1`` runs queries in a process pool (:mod:`treeseek.eval._worker`;
+  each worker opens its own database connections; SQLite in WAL mode lets them read while trees
+  are still being indexed). ``workers == 1`` runs inline. Contents trees are built by
+  ``index_jobs`` processes, one repository each (:mod:`treeseek.eval.shards`), and every tree
+  is queried as soon as it is ready.
 - **Resumable**: records are appended to ``per_query.jsonl`` as instances finish; a rerun into
   the same directory with the same settings skips the ids already recorded.
 - **Errors are misses**: an instance whose tree cannot be built or whose query fails is scored
@@ -24,14 +26,22 @@ import os
 import platform
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import treeseek
-from treeseek.database import Database
 from treeseek.errors import ConfigError
+from treeseek.eval._worker import (
+    Answer,
+    Answerer,
+    Job,
+    RunSettings,
+    answer_in_worker,
+    init_worker,
+    navigator_for,
+)
 from treeseek.eval.datasets import Instance
 from treeseek.eval.metrics import normalize_predictions, score
 from treeseek.eval.records import PER_QUERY_FILE, QueryRecord, RecordWriter, read_records
@@ -39,57 +49,11 @@ from treeseek.eval.report import write_report
 from treeseek.eval.shards import build_sharded
 from treeseek.eval.summary import Summary, summarize, write_summary
 from treeseek.eval.universes import BuiltTree, CommitKey, ContentsUniverse, PathUniverse
-from treeseek.llm.base import Navigator, Usage
-from treeseek.llm.prices import estimate_cost
-from treeseek.search.base import QueryOptions, Result
-from treeseek.search.strategy import run_query
+from treeseek.llm.base import Navigator
+
+__all__ = ["RunOutcome", "RunSettings", "run_eval", "write_outputs"]
 
 RUN_FILE = "run.json"
-
-
-@dataclass(frozen=True, slots=True)
-class RunSettings:
-    """What defines a run; a resumed run must have the same settings (workers aside)."""
-
-    dataset: str
-    universe: str  # "paths" | "contents"
-    strategy: str = "auto"
-    llm: str = "lexical"
-    ranker: str | None = None
-    k: int = 10
-    tiers: tuple[str, ...] = ()
-    sample: int | None = None
-    seed: int = 0
-    limit: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["tiers"] = list(self.tiers)
-        return data
-
-
-@dataclass(frozen=True, slots=True)
-class Job:
-    """Everything a worker gets: a job number, a tree (name, and the database file holding it
-    when that is a shard) and the query. No instance ids, no repository names, no gold."""
-
-    number: int
-    tree: str
-    query: str
-    db_path: str = ""  # "" = the run's database
-
-
-@dataclass(slots=True)
-class Answer:
-    number: int
-    preds: list[str]
-    strategy: str = ""
-    navigator: str = ""
-    usage: Usage = field(default_factory=Usage)
-    cost_usd: float | None = None
-    wall_s: float = 0.0
-    error: str | None = None
-    trace: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -103,92 +67,6 @@ class RunOutcome:
 
 
 ProgressHook = Callable[[QueryRecord, Sequence[QueryRecord]], None]
-
-
-# -- the worker side -------------------------------------------------------------------------
-
-
-class Answerer:
-    """Answers jobs with its own database connections (one per file) and one navigator."""
-
-    def __init__(self, db: Database, settings: RunSettings, navigator: Navigator) -> None:
-        self.db = db
-        self._shards: dict[str, Database] = {}
-        self.navigator = navigator
-        self.options = QueryOptions(
-            strategy=settings.strategy,
-            k=settings.k,
-            ranker=settings.ranker,
-            include_content=False,  # scoring needs paths only
-        )
-
-    def answer(self, job: Job) -> Answer:
-        started = time.perf_counter()
-        try:
-            db = self._database(job.db_path)
-            result = run_query(db.store, db.tree(job.tree), job.query, self.options, self.navigator)
-        except Exception as exc:  # an error is a scored miss, never a dropped query
-            return Answer(
-                job.number,
-                [],
-                navigator=self.navigator.name,
-                wall_s=time.perf_counter() - started,
-                error=f"{type(exc).__name__}: {exc}",
-            )
-        return Answer(
-            number=job.number,
-            preds=[hit.path for hit in result.files],
-            strategy=result.strategy,
-            navigator=result.navigator,
-            usage=result.usage,
-            cost_usd=(
-                result.cost_usd
-                if result.cost_usd is not None
-                else estimate_cost(result.navigator, result.usage)
-            ),
-            wall_s=time.perf_counter() - started,
-            trace=_trace_summary(result),
-        )
-
-    def _database(self, db_path: str) -> Database:
-        if not db_path:
-            return self.db
-        if db_path not in self._shards:
-            self._shards[db_path] = treeseek.open(db_path)
-        return self._shards[db_path]
-
-    def close(self) -> None:
-        for db in self._shards.values():
-            db.close()
-        self._shards.clear()
-
-
-def _trace_summary(result: Result) -> dict[str, Any]:
-    rounds = result.trace.rounds
-    return {
-        "rounds": len(rounds),
-        "blocks": sum(len(r.blocks) for r in rounds),
-        "rankers": sorted({r.ranker for r in rounds if r.ranker}),
-        "events": result.trace.events[:20],
-    }
-
-
-_WORKER: Answerer | None = None
-
-
-def _worker_init(db_path: str, settings: RunSettings) -> None:
-    global _WORKER
-    from treeseek.llm.select import navigator_from_spec
-
-    _WORKER = Answerer(treeseek.open(db_path), settings, navigator_from_spec(settings.llm))
-
-
-def _worker_answer(job: Job) -> Answer:
-    assert _WORKER is not None, "worker not initialized"
-    return _WORKER.answer(job)
-
-
-# -- the harness side ------------------------------------------------------------------------
 
 
 def _check_run_file(out_dir: Path, settings: RunSettings) -> dict[str, Any]:
@@ -308,7 +186,7 @@ def run_eval(
             else:
                 trees = universe.build(db, list(by_key))
             if workers == 1:
-                answerer = Answerer(db, settings, navigator or _navigator(settings))
+                answerer = Answerer(db, settings, navigator or navigator_for(settings))
                 for built in trees:
                     index_seconds += built.seconds
                     for instance in by_key[built.key]:
@@ -359,12 +237,6 @@ def _job(number: int, built: BuiltTree, instance: Instance) -> Job:
     return Job(number, built.name, instance.query, shard)
 
 
-def _navigator(settings: RunSettings) -> Navigator:
-    from treeseek.llm.select import navigator_from_spec
-
-    return navigator_from_spec(settings.llm)
-
-
 def _run_pool(
     db_path: Path,
     settings: RunSettings,
@@ -381,7 +253,7 @@ def _run_pool(
     pending: set[cf.Future[Answer]] = set()
     context = multiprocessing.get_context("spawn")
     with cf.ProcessPoolExecutor(
-        workers, mp_context=context, initializer=_worker_init, initargs=(str(db_path), settings)
+        workers, mp_context=context, initializer=init_worker, initargs=(str(db_path), settings)
     ) as pool:
 
         def drain(block: bool) -> None:
@@ -403,7 +275,7 @@ def _run_pool(
                     continue
                 number = next(numbers)
                 jobs[number] = instance
-                pending.add(pool.submit(_worker_answer, _job(number, built, instance)))
+                pending.add(pool.submit(answer_in_worker, _job(number, built, instance)))
             drain(block=False)
         if on_status is not None:
             on_status("all trees ready; answering the remaining queries")

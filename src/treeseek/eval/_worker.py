@@ -1,0 +1,149 @@
+"""The worker side of an eval run: answer a :class:`Job` (tree + query) with a retriever.
+
+A worker never sees an instance: no id, no repository name, no gold files. It gets a job
+number (to hand the answer back), an opaque tree name, the database file holding the tree and
+the query text, and returns the ranked paths with usage, cost, wall time and any error.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import treeseek
+from treeseek.database import Database
+from treeseek.llm.base import Navigator, Usage
+from treeseek.llm.prices import estimate_cost
+from treeseek.search.base import QueryOptions, Result
+from treeseek.search.strategy import run_query
+
+
+@dataclass(frozen=True, slots=True)
+class RunSettings:
+    """What defines a run; a resumed run must have the same settings (workers aside)."""
+
+    dataset: str
+    universe: str  # "paths" | "contents"
+    strategy: str = "auto"
+    llm: str = "lexical"
+    ranker: str | None = None
+    k: int = 10
+    tiers: tuple[str, ...] = ()
+    sample: int | None = None
+    seed: int = 0
+    limit: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["tiers"] = list(self.tiers)
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """Everything a worker gets: a job number, a tree (name, and the database file holding it
+    when that is a shard) and the query. No instance ids, no repository names, no gold."""
+
+    number: int
+    tree: str
+    query: str
+    db_path: str = ""  # "" = the run's database
+
+
+@dataclass(slots=True)
+class Answer:
+    number: int
+    preds: list[str]
+    strategy: str = ""
+    navigator: str = ""
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float | None = None
+    wall_s: float = 0.0
+    error: str | None = None
+    trace: dict[str, Any] = field(default_factory=dict)
+
+
+class Answerer:
+    """Answers jobs with its own database connections (one per file) and one navigator."""
+
+    def __init__(self, db: Database, settings: RunSettings, navigator: Navigator) -> None:
+        self.db = db
+        self._shards: dict[str, Database] = {}
+        self.navigator = navigator
+        self.options = QueryOptions(
+            strategy=settings.strategy,
+            k=settings.k,
+            ranker=settings.ranker,
+            include_content=False,  # scoring needs paths only
+        )
+
+    def answer(self, job: Job) -> Answer:
+        started = time.perf_counter()
+        try:
+            db = self._database(job.db_path)
+            result = run_query(db.store, db.tree(job.tree), job.query, self.options, self.navigator)
+        except Exception as exc:  # an error is a scored miss, never a dropped query
+            return Answer(
+                job.number,
+                [],
+                navigator=self.navigator.name,
+                wall_s=time.perf_counter() - started,
+                error=f"{type(exc).__name__}: {exc}",
+            )
+        return Answer(
+            number=job.number,
+            preds=[hit.path for hit in result.files],
+            strategy=result.strategy,
+            navigator=result.navigator,
+            usage=result.usage,
+            cost_usd=(
+                result.cost_usd
+                if result.cost_usd is not None
+                else estimate_cost(result.navigator, result.usage)
+            ),
+            wall_s=time.perf_counter() - started,
+            trace=_trace_summary(result),
+        )
+
+    def _database(self, db_path: str) -> Database:
+        if not db_path:
+            return self.db
+        if db_path not in self._shards:
+            self._shards[db_path] = treeseek.open(db_path)
+        return self._shards[db_path]
+
+    def close(self) -> None:
+        for db in self._shards.values():
+            db.close()
+        self._shards.clear()
+
+
+def _trace_summary(result: Result) -> dict[str, Any]:
+    rounds = result.trace.rounds
+    return {
+        "rounds": len(rounds),
+        "blocks": sum(len(r.blocks) for r in rounds),
+        "rankers": sorted({r.ranker for r in rounds if r.ranker}),
+        "events": result.trace.events[:20],
+    }
+
+
+def navigator_for(settings: RunSettings) -> Navigator:
+    from treeseek.llm.select import navigator_from_spec
+
+    return navigator_from_spec(settings.llm)
+
+
+_WORKER: Answerer | None = None
+
+
+def init_worker(db_path: str, settings: RunSettings) -> None:
+    """Process-pool initializer: one Answerer (own connection, own navigator) per process."""
+    global _WORKER
+    _WORKER = Answerer(treeseek.open(db_path), settings, navigator_for(settings))
+
+
+def answer_in_worker(job: Job) -> Answer:
+    assert _WORKER is not None, "worker not initialized"
+    return _WORKER.answer(job)
