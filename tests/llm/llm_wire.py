@@ -11,6 +11,7 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -36,6 +37,8 @@ class Received:
 class LoopbackServer:
     def __init__(self) -> None:
         self.replies: deque[Reply] = deque()
+        #: answers requests when no queued reply is left: request body -> reply
+        self.responder: Callable[[dict[str, Any]], Reply] | None = None
         self.received: list[Received] = []
         self.in_flight = 0
         self.peak_in_flight = 0
@@ -59,13 +62,12 @@ class LoopbackServer:
                             json.loads(raw or b"{}"),
                         )
                     )
-                    reply = (
-                        server.replies.popleft()
-                        if server.replies
-                        else Reply(
-                            {"error": {"type": "test", "message": "no scripted reply left"}}, 500
-                        )
-                    )
+                    if server.replies:
+                        reply = server.replies.popleft()
+                    elif server.responder is not None:
+                        reply = server.responder(server.received[-1].body)
+                    else:
+                        reply = Reply({"error": {"type": "test", "message": "no reply left"}}, 500)
                     server.in_flight += 1
                     server.peak_in_flight = max(server.peak_in_flight, server.in_flight)
                 try:
