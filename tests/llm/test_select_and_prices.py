@@ -114,3 +114,8 @@ def test_prices_and_cost() -> None:
     assert estimate_cost("openai:some-future-model", u) is None
     assert estimate_cost("mystery:x", u) is None
     assert price_for("openai:o4-mini") is not None
+    assert price_for("replay:anthropic:claude-sonnet-4-6") == price_for(
+        "anthropic:claude-sonnet-4-6"
+    )
+    assert estimate_cost("replay:lexical", u) == 0.0
+    assert estimate_cost("replay:?", u) == 0.0

@@ -4,7 +4,9 @@ Prices are list prices as published by the providers (standard tier, 5-minute ca
 Anthropic). OpenAI bills no cache writes: cached prompt tokens are read at the cached rate and
 the rest at the input rate, so its cache-write price equals the input price. Models served by
 ``openai-compatible`` endpoints (Ollama, vLLM, llama.cpp, LM Studio) and the lexical/scripted
-navigators cost 0. An unknown hosted model has no estimate (``None``), never a guess.
+navigators cost 0; a replay (``replay:anthropic:...``) is priced as the navigator it recorded,
+so replayed runs estimate what the recorded usage would cost. An unknown hosted model has no
+estimate (``None``), never a guess.
 
 A model name matches its exact entry or the longest entry it starts with, so dated snapshots
 (``claude-sonnet-4-5-20250929``, ``gpt-4.1-2025-04-14``) find their family's price.
@@ -64,7 +66,7 @@ OPENAI_PRICES: dict[str, Price] = {
 }
 
 FREE = Price(0.0, 0.0, 0.0, 0.0)
-_FREE_PROVIDERS = ("openai-compatible", "lexical", "scripted", "replay")
+_FREE_PROVIDERS = ("openai-compatible", "lexical", "scripted")
 
 
 def _lookup(table: dict[str, Price], model: str) -> Price | None:
@@ -77,6 +79,8 @@ def _lookup(table: dict[str, Price], model: str) -> Price | None:
 def price_for(model_spec: str) -> Price | None:
     """The price of ``provider:model`` (a navigator name), or ``None`` if unknown."""
     provider, _, model = model_spec.partition(":")
+    if provider == "replay":  # a replay is priced as the run it recorded ("replay:anthropic:...")
+        return price_for(model) if model and model != "?" else FREE
     if provider in _FREE_PROVIDERS:
         return FREE
     if provider == "anthropic":
