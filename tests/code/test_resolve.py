@@ -575,3 +575,68 @@ def test_typescript_barrel_reexports() -> None:
     )
     reexport = _find(rt, "ui/index.ts", "", "./button", EdgeType.IMPORTS)
     assert reexport.lang_payload["reexport"] is True and reexport.dst_path == "ui/button.ts"
+
+
+def test_calls_on_parameters_follow_their_declared_types() -> None:
+    rt = resolve_tree(
+        _tree(
+            {
+                "shop/models.py": """\
+                    class Base:
+                        def save(self):
+                            return 1
+
+                    class Order(Base):
+                        def total(self):
+                            return 0
+                    """,
+                "shop/billing.py": """\
+                    from typing import Optional
+
+                    from shop.models import Order
+
+                    def charge(order: Order, other: Optional["Order"] = None, n: int = 1):
+                        def inner():
+                            return order.total()
+
+                        order.save()
+                        other.total()
+                        n.bit_length()
+                        return inner()
+                    """,
+                "src/main/java/a/Repo.java": "package a;\npublic class Repo { void findAll() {} }\n",
+                "src/main/java/a/App.java": (
+                    "package a;\nclass App { void run(final Repo repo) { repo.findAll(); } }\n"
+                ),
+                "web/repo.ts": "export class Repo { find(): void {} }\n",
+                "web/app.ts": (
+                    'import { Repo } from "./repo";\n'
+                    "export function load(r: Repo | null): void { r.find(); }\n"
+                ),
+            }
+        )
+    )
+    billing = "shop/billing.py"
+    calls = EdgeType.CALLS
+    assert _dst(_find(rt, billing, "charge.inner", "order.total", calls)) == (
+        "resolved",
+        "shop/models.py",
+        "Order.total",
+    )
+    assert _dst(_find(rt, billing, "charge", "order.save", calls)) == (
+        "resolved",
+        "shop/models.py",
+        "Base.save",  # inherited
+    )
+    assert _dst(_find(rt, billing, "charge", "other.total", calls))[2] == "Order.total"
+    assert _dst(_find(rt, billing, "charge", "n.bit_length", calls)) == ("partial", None, None)
+    assert _dst(_find(rt, "src/main/java/a/App.java", "App.run", "repo.findAll", calls)) == (
+        "resolved",
+        "src/main/java/a/Repo.java",
+        "Repo.findAll",
+    )
+    assert _dst(_find(rt, "web/app.ts", "load", "r.find", calls)) == (
+        "resolved",
+        "web/repo.ts",
+        "Repo.find",
+    )

@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from treeseek.code.languages import family
 from treeseek.code.model import Edge, EdgeType, FileCodeIndex, Resolution, Symbol, SymbolKind
+from treeseek.code.param_types import parameter_types
 
 MAX_HOPS = 8  # re-export chains, base-class chains
 
@@ -41,7 +43,7 @@ class TreeFacts:
     def is_class(self, path: str, qname: str | None) -> bool:
         if qname is None:
             return False
-        sym = self.symbols[path].get(qname)
+        sym = self.symbols.get(path, {}).get(qname)
         return sym is not None and sym.kind is SymbolKind.CLASS
 
 
@@ -59,6 +61,7 @@ class Resolver:
         self.facts = facts
         self._method_cache: dict[tuple[str, str, str], tuple[str, str] | None] = {}
         self._name_cache: dict[tuple[str, str], Target] = {}
+        self._param_cache: dict[tuple[str, str], dict[str, str]] = {}
 
     # --- to implement ---------------------------------------------------------------------
 
@@ -88,6 +91,11 @@ class Resolver:
         elif head.endswith("()") and len(parts) > 1:
             target = self._instance_member(path, scope, parts[:2])
         else:
+            target = None
+            if len(parts) > 1 and scope:
+                typed = self._typed_parameter(path, scope, head)
+                if typed is not None:
+                    return _demote(self._walk_members(typed, parts[1:]), truncated)
             target = self._local(path, scope, parts)
             if target is None:
                 key = (path, ".".join(parts))
@@ -98,6 +106,28 @@ class Resolver:
         if target is None:
             return UNRESOLVED
         return _demote(self._walk_members(target, parts[2:]), truncated)
+
+    def _typed_parameter(self, path: str, scope: str, name: str) -> Target | None:
+        """The class a parameter ``name`` of the enclosing function(s) is declared as."""
+        symbols = self.facts.symbols.get(path, {})
+        q: str | None = scope
+        while q:
+            sym = symbols.get(q)
+            if sym is None:
+                return None
+            if sym.kind is not SymbolKind.CLASS:
+                key = (path, q)
+                types = self._param_cache.get(key)
+                if types is None:
+                    language = self.facts.indexes[path].language or ""
+                    types = parameter_types(sym.signature, family(language))
+                    self._param_cache[key] = types
+                ref = types.get(name)
+                if ref is not None:
+                    t = self.resolve_ref(path, "", ref)
+                    return t if self.facts.is_class(t.path or "", t.symbol) else None
+            q = sym.parent
+        return None
 
     def _walk_members(self, target: Target, rest: list[str]) -> Target:
         """Continue ``Class.method.x`` from a found symbol through the remaining parts."""
