@@ -604,7 +604,7 @@ def test_calls_on_parameters_follow_their_declared_types() -> None:
                         n.bit_length()
                         return inner()
                     """,
-                "src/main/java/a/Repo.java": "package a;\npublic class Repo { void findAll() {} }\n",
+                "src/main/java/a/Repo.java": "package a;\nclass Repo { void findAll() {} }\n",
                 "src/main/java/a/App.java": (
                     "package a;\nclass App { void run(final Repo repo) { repo.findAll(); } }\n"
                 ),
