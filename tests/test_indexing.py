@@ -350,3 +350,9 @@ def test_windows_style_and_messy_listings_normalize(database: Database) -> None:
         "x:y.txt",
     ]
     assert database.node("t", "dir/sub").is_dir
+
+
+def test_fast_path_list_entries_equal_the_constructor() -> None:
+    from treeseek.trees.pathlist import _file_entry
+
+    assert _file_entry("a/b.py", NodeType.FILE) == SourceEntry("a/b.py", NodeType.FILE)

@@ -153,20 +153,25 @@ def _collect(
     """Files by path and the set of directory paths (listed or implied, root included)."""
     files: dict[str, SourceEntry] = {}
     listed_dirs: set[str] = set()
-    for count, entry in enumerate(builder.entries(warnings), 1):
-        check_relative_path(entry.path)
-        if entry.type is NodeType.FILE:
-            files[entry.path] = entry
-        else:
-            listed_dirs.add(entry.path)
-        if progress is not None and count % 5000 == 0:
-            progress(IndexProgress("scan", count))
     dirs: set[str] = {ROOT_PATH}
-    for path in (*files, *listed_dirs):
+    file_type = NodeType.FILE
+    unclean = _UNCLEAN_PATH.search
+    count = 0
+    for entry in builder.entries(warnings):
+        path = entry.path
+        if not path or unclean(path):
+            check_relative_path(path)  # raises with the full explanation
+        if entry.type is file_type:
+            files[path] = entry
+        else:
+            listed_dirs.add(path)
         parent = path.rpartition("/")[0]
-        while parent not in dirs:
+        while parent not in dirs:  # implied ancestors
             dirs.add(parent)
             parent = parent.rpartition("/")[0]
+        count += 1
+        if progress is not None and count % 5000 == 0:
+            progress(IndexProgress("scan", count))
     dirs.update(listed_dirs)
     clash = dirs.intersection(files)
     if clash:
@@ -431,35 +436,34 @@ def index_tree(
     binary = too_large = unreadable = 0
     full = previous is None
     new_contents: dict[str, bytes] = {}
+    file_type = NodeType.FILE
     for node in nodes:
         old = old_nodes.get(node.path)
-        if not node.is_file:
+        if node.type is not file_type:
             if old != node:
                 to_write.append(node)
             continue
         outcome = outcomes[node.path]
         status = node.content_status
-        binary += status is ContentStatus.BINARY
-        too_large += status is ContentStatus.TOO_LARGE
-        unreadable += status is ContentStatus.UNREADABLE
+        if status is not ContentStatus.STORED and status is not ContentStatus.ABSENT:
+            binary += status is ContentStatus.BINARY
+            too_large += status is ContentStatus.TOO_LARGE
+            unreadable += status is ContentStatus.UNREADABLE
         if outcome.signature is not None:
             signatures[node.id] = outcome.signature
-        if (
-            old is not None
-            and old == node
-            and old_signatures.get(node.path, "") == (outcome.signature or "")
-        ):
+        if old is None:
+            added += 1
+        elif old == node and old_signatures.get(node.path, "") == (outcome.signature or ""):
             unchanged += 1
             continue
-        to_write.append(node)
-        if old is None or not old.is_file:
+        elif old.type is not file_type:
             added += 1
-        elif old.content_hash != node.content_hash or old.content_status != status:
+        elif old.content_hash != node.content_hash or old.content_status is not status:
             changed += 1
         else:
             unchanged += 1  # only metadata (signature, order) moved
-        content_moved = old is None or old.content_hash != node.content_hash
-        if outcome.data is not None and content_moved:
+        to_write.append(node)
+        if outcome.data is not None and (old is None or old.content_hash != node.content_hash):
             new_contents[node.content_hash or ""] = outcome.data
             changed_files.append(ChangedFile(node, outcome.data, full))
         elif old is not None and old.content_hash is not None and node.content_hash is None:

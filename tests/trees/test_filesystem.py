@@ -314,3 +314,13 @@ def test_missing_or_non_directory_root_is_a_build_error(tmp_path: Path) -> None:
     (tmp_path / "f").write_text("")
     with pytest.raises(BuildError, match="not a directory"):
         FilesystemBuilder(tmp_path / "f")
+
+
+@needs_git
+def test_a_directory_ignored_by_the_enclosing_checkout_is_walked(tmp_path: Path) -> None:
+    write(tmp_path, {".gitignore": "cache/\n", "cache/project/a.py": "", "src/b.py": ""})
+    git(tmp_path, "init", "-q")
+    files, _, mode = listing(tmp_path / "cache" / "project", use_git=None)
+    assert (files, mode) == (["a.py"], "walk")
+    files, _, mode = listing(tmp_path / "src", use_git=None)  # a plain subdirectory: git
+    assert (files, mode) == (["b.py"], "git")

@@ -32,7 +32,13 @@ from typing import Any
 
 from treeseek.errors import NodeNotFound, SchemaError, StoreError, TreeNotFound
 from treeseek.store.base import FileState
-from treeseek.store.migrations import MIGRATIONS, Migration, split_statements, tree_tables
+from treeseek.store.migrations import (
+    MIGRATIONS,
+    NODE_INDEXES,
+    Migration,
+    split_statements,
+    tree_tables,
+)
 from treeseek.trees.model import ROOT_PATH, ContentStatus, Node, NodeType, TreeInfo, TreeSource
 
 #: how many values go into one ``IN (...)`` list (SQLite's default limit is 32766; stay small)
@@ -40,12 +46,16 @@ CHUNK = 500
 BUSY_TIMEOUT_MS = 30_000
 COMPRESSION_LEVEL = 6
 PAGE_SIZE = 16384
+#: a write of a new tree with at least this many nodes may rebuild the node indexes in bulk
+BULK_ROWS = 20_000
 CACHE_KIB = 64 * 1024
 
 _NODE_COLUMNS = (
     "node_id, path, type, parent_id, depth, ord, child_count, size, content_hash, content_status"
 )
 _TYPES = {t.value: t for t in NodeType}
+_TYPE_TEXT = {t: t.value for t in NodeType}
+_STATUS_TEXT = {s: s.value for s in ContentStatus}
 _STATUSES = {s.value: s for s in ContentStatus}
 _TREE_COLUMNS = (
     "name, source, root, node_count, file_count, dir_count, max_depth, built_at, updated_at"
@@ -156,25 +166,31 @@ class SQLiteTreeWriter:
         tid = self.tree_id
         inserts: list[tuple[Any, ...]] = []
         updates: list[tuple[Any, ...]] = []
+        # plain str values: binding an enum member goes through sqlite3's adapter lookup
+        type_text, status_text = _TYPE_TEXT, _STATUS_TEXT
         for n in node_list:
             path = n.path
             values = (
                 path if path.isascii() else _text_param(path),
-                n.type.value,
+                type_text[n.type],
                 n.parent_id,
                 n.depth,
                 n.order,
                 n.child_count,
                 n.size,
                 n.content_hash,
-                n.content_status.value,
+                status_text[n.content_status],
                 _text_param(signatures.get(n.id) or "") or None,
             )
             if n.id in existing:
                 updates.append((*values, tid, n.id))
             else:
                 inserts.append((tid, n.id, *values))
+        bulk = self._fresh and self._worth_rebuilding_indexes(len(inserts))
         try:
+            if bulk:
+                for name in NODE_INDEXES:
+                    self.connection.execute(f"DROP INDEX IF EXISTS {name}")
             # a plain INSERT is about twice as fast as INSERT ... ON CONFLICT DO UPDATE
             self.connection.executemany(
                 "INSERT INTO nodes(tree_id, node_id, path, type, parent_id, depth, ord,"
@@ -188,11 +204,25 @@ class SQLiteTreeWriter:
                 " signature = CAST(? AS TEXT) WHERE tree_id = ? AND node_id = ?",
                 updates,
             )
+            if bulk:
+                for sql in NODE_INDEXES.values():
+                    self.connection.execute(sql)
         except sqlite3.IntegrityError as exc:
             raise StoreError(
                 f"cannot write nodes: {exc}; two paths map to one node id or a content is"
                 " missing. Rename one of the colliding paths and re-index."
             ) from exc
+
+    def _worth_rebuilding_indexes(self, new_rows: int) -> bool:
+        """Whether dropping and rebuilding the node indexes beats updating them row by row:
+        only for a big write that at least doubles the table (rebuilding covers all trees)."""
+        if new_rows < BULK_ROWS:
+            return False
+        try:
+            row = self.connection.execute("SELECT max(rowid) FROM nodes").fetchone()
+        except sqlite3.OperationalError:  # a WITHOUT ROWID table from an early version
+            return False
+        return new_rows >= int(row[0] or 0)
 
     def _existing_ids(self, node_ids: Sequence[str]) -> set[str]:
         """Which of ``node_ids`` this tree has (their old contents may become orphans)."""

@@ -130,6 +130,10 @@ class FilesystemBuilder(TreeBuilder):
             if self._use_git:
                 raise BuildError(f"{self._root} is not a git checkout: {message}")
             return None
+        if self._ignored_by_enclosing_checkout(git, env):
+            if self._use_git:
+                raise BuildError(f"{self._root} is ignored by the git checkout around it")
+            return None
         listing = subprocess.run(
             [git, "-C", self._root, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
             capture_output=True,
@@ -141,6 +145,27 @@ class FilesystemBuilder(TreeBuilder):
             warnings.add(f"git ls-files failed ({message}); walked the directory instead")
             return None
         return list(dict.fromkeys(os.fsdecode(p) for p in listing.stdout.split(b"\0") if p))
+
+    def _ignored_by_enclosing_checkout(self, git: str, env: dict[str, str]) -> bool:
+        """A root inside a checkout but ignored by it (a build or cache directory): git would
+        list nothing, so it is walked as a plain directory instead."""
+        top = subprocess.run(
+            [git, "-C", self._root, "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            env=env,
+            check=False,
+        )
+        toplevel = os.path.realpath(os.fsdecode(top.stdout.strip()))
+        if top.returncode != 0 or toplevel == self._root:
+            return False
+        relative = os.path.relpath(self._root, toplevel)
+        check = subprocess.run(
+            [git, "-C", toplevel, "check-ignore", "-q", "--", relative + "/"],
+            capture_output=True,
+            env=env,
+            check=False,
+        )
+        return check.returncode == 0
 
     def _git_entries(self, paths: list[str], warnings: SourceWarnings) -> Iterator[SourceEntry]:
         ignore_files = sorted(

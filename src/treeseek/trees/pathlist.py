@@ -52,6 +52,26 @@ def normalize_listed_path(raw: str) -> tuple[str, NodeType]:
 _NEEDS_WORK = re.compile(r"(?:^|/)\.{1,2}(?:/|$)|//|^/|/$|\\|\x00|^[A-Za-z]:[/\\]")
 
 
+_ENTRY_SLOTS = tuple(
+    getattr(SourceEntry, name).__set__
+    for name in ("path", "type", "size", "signature", "read", "problem")
+)
+
+
+def _file_entry(path: str, file_type: NodeType) -> SourceEntry:
+    """``SourceEntry(path, FILE)`` without the frozen dataclass's per-field ``__setattr__``
+    (path lists hold 100k+ paths; a test checks the result equals the constructor's)."""
+    entry: SourceEntry = object.__new__(SourceEntry)
+    s_path, s_type, s_size, s_signature, s_read, s_problem = _ENTRY_SLOTS
+    s_path(entry, path)
+    s_type(entry, file_type)
+    s_size(entry, None)
+    s_signature(entry, None)
+    s_read(entry, None)
+    s_problem(entry, None)
+    return entry
+
+
 class PathListBuilder(TreeBuilder):
     """Entries from an in-memory list of paths (files have :attr:`ContentStatus.ABSENT`)."""
 
@@ -70,7 +90,7 @@ class PathListBuilder(TreeBuilder):
             if not raw:
                 continue
             if not needs_work(raw):
-                yield SourceEntry(raw, file_type)
+                yield _file_entry(raw, file_type)
                 continue
             path, node_type = normalize_listed_path(raw)
             if path:
