@@ -130,8 +130,19 @@ def query_command(
         ),
     ] = None,
     ranker: Annotated[
-        str, typer.Option(help="Path ranker for cross-block ordering: none, bm25, vector.")
+        str,
+        typer.Option(
+            help="Ranker for cross-block ordering: none, bm25, vector (paths only), flat "
+            "(the flat retriever's scores of the files' contents; needs a content index)."
+        ),
     ] = "none",
+    hints: Annotated[
+        int,
+        typer.Option(
+            help="Tree search: show the LLM the flat retriever's top N files as hints; the "
+            "lexical navigator reads the flat scores instead (0: no hints).",
+        ),
+    ] = 0,
     beam_width: Annotated[
         int | None, typer.Option(help="Beam width b (Beam: 3, Block: 1 when unset).")
     ] = None,
@@ -154,6 +165,7 @@ def query_command(
         beam_width=beam_width,
         block_tokens=block_tokens,
         ranker=None if ranker == "none" else ranker,
+        hints=hints,
         cache=not no_cache,
     )
     with handle_errors(), open_database(db) as database:

@@ -22,7 +22,8 @@ class QueryOptions:
     k: int = 10  # final result limit
     beam_width: int | None = None  # b; Block uses 1 when unset (spec), Beam uses 3
     block_tokens: int = 4000  # tau: token budget of one block
-    ranker: str | None = None  # path ranker for ConstrainedPathOrder: None | "bm25" | "vector"
+    ranker: str | None = None  # ConstrainedPathOrder ranker: None | "bm25" | "vector" | "flat"
+    hints: int = 0  # tree search: the flat retriever's top-N files as hints (0: none)
     cache: bool = True  # block cache method
     cache_current_block: bool = True
     cache_subtree_block: bool = True

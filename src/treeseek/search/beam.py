@@ -10,6 +10,7 @@ only directories came back), no candidates, or the depth limit.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 from treeseek.llm.base import Candidate, RankRequest
 from treeseek.llm.tokens import count_tokens
@@ -33,6 +34,9 @@ def tree_root_for(ctx: SearchContext) -> str | None:
 class BeamRetriever(Retriever):
     name = "beam"
 
+    def __init__(self, hints: Sequence[str] = ()) -> None:
+        self.hints = list(hints)  # paths shown in every prompt (flat retrieval's best files)
+
     def retrieve(self, ctx: SearchContext, query: str, options: QueryOptions) -> Result:
         started = time.perf_counter()
         view = TreeView(ctx.store, ctx.tree.name)
@@ -42,6 +46,8 @@ class BeamRetriever(Retriever):
         max_depth = ctx.tree.max_depth if options.max_depth is None else options.max_depth
         trace = Trace(strategy=self.name, navigator=ctx.navigator.name)
         trace.params = {"b": b, "k": k, "p": p, "max_depth": max_depth}
+        if self.hints:
+            trace.params["hints"] = list(self.hints)
         root = view.root()
         beams: list[Node] = [root] if root.has_children else []  # an empty tree has nothing
         top: list[str] = []
@@ -59,7 +65,7 @@ class BeamRetriever(Retriever):
             candidates = tuple(Candidate(n.id, n.path, n.type.value) for n in pool.values())
             request = RankRequest(
                 segments=(),
-                message=render_beam_prompt(query, top, candidates, p),
+                message=render_beam_prompt(query, top, candidates, p, self.hints),
                 query=query,
                 candidates=candidates,
                 pick_limit=p,

@@ -53,13 +53,17 @@ class BlockRetriever(Retriever):
     name = "block"
 
     def __init__(
-        self, scorer: PathScorer | None = None, count: TokenCounter = count_tokens
+        self,
+        scorer: PathScorer | None = None,
+        count: TokenCounter = count_tokens,
+        hints: Sequence[str] = (),
     ) -> None:
         self.scorer = scorer
         self.count = count
+        self.hints = list(hints)  # paths shown in every dynamic message (flat retrieval's)
 
     def retrieve(self, ctx: SearchContext, query: str, options: QueryOptions) -> Result:
-        search = _BlockSearch(ctx, query, options, self.scorer, self.count)
+        search = _BlockSearch(ctx, query, options, self.scorer, self.count, self.hints)
         try:
             return search.run()
         finally:
@@ -88,8 +92,10 @@ class _BlockSearch:
         options: QueryOptions,
         scorer: PathScorer | None,
         count: TokenCounter,
+        hints: Sequence[str] = (),
     ) -> None:
         self.ctx = ctx
+        self.hints = list(hints)
         self.query = query
         self.options = options
         self.view = TreeView(ctx.store, ctx.tree.name)
@@ -118,6 +124,8 @@ class _BlockSearch:
             "cache_window_tokens": options.cache_window_tokens,
             "max_rounds": options.max_rounds,
         }
+        if self.hints:
+            self.trace.params["hints"] = list(self.hints)
 
     def close(self) -> None:
         if self._pool is not None:
@@ -225,7 +233,7 @@ class _BlockSearch:
         traces: list[BlockTrace] = []
         for block in blocks:
             message = render_block_message(
-                self.query, top_paths, frontier_paths, block.aliases, pick
+                self.query, top_paths, frontier_paths, block.aliases, pick, self.hints
             )
             requests.append(
                 RankRequest(

@@ -1,7 +1,8 @@
 """The spec's prompt payloads (Appendix A), rendered from Jinja templates shipped with the package.
 
 ``beam_fs.jinja`` is the Beam prompt; ``block_fs_cache_prefix.jinja`` is the cached block prefix
-(header, blocks, instructions) and ``block_fs.jinja`` the dynamic block message. The block
+(header, blocks, instructions) and ``block_fs.jinja`` the dynamic block message. Hints from
+flat retrieval (an extension, off by default) go only into the dynamic texts. The block
 prefix template exposes its parts as macros so the cache method can send them as separate
 cache segments whose concatenation is exactly the template's own rendering.
 """
@@ -58,9 +59,12 @@ def render_beam_prompt(
     top_candidate_ids: Sequence[str],
     candidates: Sequence[Candidate],
     pick_limit: int,
+    hints: Sequence[str] = (),
 ) -> str:
+    """The Beam prompt; ``hints`` (paths) add an optional list after the query."""
     return _template("beam_fs.jinja").render(
         query=query,
+        hints=[display_path(p) for p in hints],
         top_candidate_ids=list(top_candidate_ids),
         candidates=[Candidate(c.id, display_path(c.path), c.type) for c in candidates],
         pick_limit=pick_limit,
@@ -102,9 +106,13 @@ def render_block_message(
     frontier_paths: Sequence[str],
     allowed_ids: Sequence[str],
     pick_limit: int,
+    hints: Sequence[str] = (),
 ) -> str:
+    """The dynamic block message; ``hints`` (paths) add an optional list after the query.
+    Without hints it is exactly the spec's text."""
     return _template("block_fs.jinja").render(
         query=query,
+        hints=[display_path(p) for p in hints],
         top_candidate_paths=[display_path(p) for p in top_candidate_paths],
         frontier_paths=[display_path(p) for p in frontier_paths],
         allowed_ids=list(allowed_ids),

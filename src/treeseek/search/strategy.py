@@ -33,8 +33,10 @@ DOCUMENT_STRATEGY = "document"
 STRATEGY_MODULES: tuple[str, ...] = ("treeseek.search.flat",)
 #: what a caller who names no strategy and has no LLM gets, once registered (else ``auto``)
 NO_LLM_DEFAULT = "flat"
-#: path rankers for ConstrainedPathOrder (``--ranker``)
-RANKERS: tuple[str, ...] = ("none", "bm25", "vector")
+#: path rankers for ConstrainedPathOrder (``--ranker``); ``flat`` reads file contents
+RANKERS: tuple[str, ...] = ("none", "bm25", "vector", "flat")
+#: strategies that accept flat retrieval's aids (content ranker, hints, content navigator)
+TREE_SEARCH: tuple[str, ...] = ("beam", "block")
 
 RetrieverFactory = Callable[[QueryOptions], Retriever]
 _registry: dict[str, RetrieverFactory] = {}
@@ -72,13 +74,18 @@ def default_strategy(navigator: Navigator) -> str:
 
 
 def path_scorer(name: str | None) -> PathScorer | None:
-    """The path ranker named by ``--ranker`` (``None``/``"none"``: no ranker)."""
+    """The path-only ranker named by ``--ranker`` (``None``/``"none"``: no ranker).
+
+    ``flat`` scores contents of one tree for one query; :func:`run_query` builds it with the
+    search context (:mod:`treeseek.search.aids`)."""
     if name is None or name == "none":
         return None
     if name == "bm25":
         return BM25PathScorer()
     if name == "vector":
         return VectorPathScorer(HashingEmbedder())
+    if name == "flat":
+        raise ConfigError("the flat ranker reads a tree's contents; use it through run_query")
     raise ConfigError(f"unknown ranker {name!r}; choose one of {', '.join(RANKERS)}")
 
 
@@ -114,6 +121,8 @@ def _validate(question: str, options: QueryOptions) -> None:
         raise ConfigError(f"max depth must be at least 0, got {options.max_depth}")
     if options.ranker not in (None, *RANKERS):
         raise ConfigError(f"unknown ranker {options.ranker!r}; choose one of {', '.join(RANKERS)}")
+    if options.hints < 0:
+        raise ConfigError(f"hints must be at least 0, got {options.hints}")
 
 
 def run_query(
@@ -126,7 +135,9 @@ def run_query(
     """Answer ``question`` over one tree with the selected strategy.
 
     ``navigator`` defaults to the configured one (:func:`treeseek.llm.select.navigator_from_spec`:
-    the lexical navigator unless an LLM provider is configured).
+    the lexical navigator unless an LLM provider is configured). Beam and Block get flat
+    retrieval's aids when the options ask for them (``ranker="flat"``, ``hints``); other
+    strategies ignore those two options.
     """
     _validate(question, options)
     name = select_strategy(tree_info, options.strategy)
@@ -134,9 +145,23 @@ def run_query(
         from treeseek.llm.select import navigator_from_spec
 
         navigator = navigator_from_spec(None)
-    retriever = _registry[name](replace(options, strategy=name))
+    options = replace(options, strategy=name)
     ctx = SearchContext(store=store, tree=tree_info, navigator=navigator)
-    return retriever.retrieve(ctx, question, replace(options, strategy=name))
+    if name in TREE_SEARCH:
+        from treeseek.search.aids import build_aids, wants_content, with_navigator
+
+        if wants_content(options):
+            ranker = None if options.ranker == "flat" else path_scorer(options.ranker)
+            aids = build_aids(ctx, question, options, ranker)
+            tree_search: Retriever = (
+                BeamRetriever(hints=aids.hints)
+                if name == "beam"
+                else BlockRetriever(scorer=aids.scorer, hints=aids.hints)
+            )
+            result = tree_search.retrieve(with_navigator(ctx, aids.navigator), question, options)
+            result.trace.params.update(aids.params)
+            return result
+    return _registry[name](options).retrieve(ctx, question, options)
 
 
 register("beam", lambda options: BeamRetriever())

@@ -1,0 +1,91 @@
+"""What flat retrieval lends a tree search: a content-aware ranker, hints, a content navigator.
+
+``run_query`` builds :class:`SearchAids` for Beam and Block from the options:
+
+- ``ranker="flat"``: ConstrainedPathOrder interleaves the blocks' lists by the flat retriever's
+  scores (:class:`~treeseek.search.content_rank.ContentPathScorer`) instead of path BM25.
+- ``hints=N``: the flat retriever's ``N`` best files. An LLM reads them as a short list in the
+  dynamic message of every rank call (never in the cached segments). The lexical navigator
+  cannot read text, so it gets the same evidence as numbers instead: it is rebuilt with a
+  content-aware scorer (flat scores first, path BM25 when they decline).
+
+The flat scores are computed once per query (:class:`~treeseek.search.content_rank.FlatContent`)
+and shared by all three. :attr:`SearchAids.params` says in the trace what answered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from treeseek.llm.base import Navigator
+from treeseek.llm.lexical import LexicalNavigator
+from treeseek.search.base import QueryOptions, SearchContext
+from treeseek.search.content_rank import ContentPathScorer, FirstAnswer, FlatContent
+from treeseek.search.pathrank import BM25PathScorer, PathScorer
+
+#: the name of the content-aware path ranker (``--ranker flat``)
+CONTENT_RANKER = "flat"
+LEXICAL = "lexical"
+
+
+@dataclass(slots=True)
+class SearchAids:
+    """Per-query help for a tree search; empty when the options ask for none."""
+
+    scorer: PathScorer | None = None  # ConstrainedPathOrder's ranker
+    hints: list[str] = field(default_factory=list)  # paths for the LLM's dynamic message
+    navigator: Navigator | None = None  # replaces the context's navigator when set
+    params: dict[str, Any] = field(default_factory=dict)  # for the trace
+
+
+def wants_content(options: QueryOptions) -> bool:
+    return options.ranker == CONTENT_RANKER or options.hints > 0
+
+
+def content_navigator(content: FlatContent) -> LexicalNavigator:
+    """The lexical navigator reading flat scores (path BM25 when they decline)."""
+    return LexicalNavigator(scorer=FirstAnswer([ContentPathScorer(content), BM25PathScorer()]))
+
+
+def build_aids(
+    ctx: SearchContext,
+    query: str,
+    options: QueryOptions,
+    path_ranker: PathScorer | None,
+    *,
+    content: FlatContent | None = None,
+) -> SearchAids:
+    """The aids ``options`` ask for. ``path_ranker``: the path-only ranker already chosen for a
+    ranker other than ``flat`` (passed through). ``content``: a shared per-tree flat view."""
+    aids = SearchAids(scorer=path_ranker)
+    if not wants_content(options):
+        return aids
+    content = content or FlatContent(ctx)
+    scores = content.scores(query)  # once, before any (parallel) rank call
+    aids.params["content"] = {
+        "usable": scores.usable,
+        "files": len(scores.files),
+        "seconds": round(scores.seconds, 4),
+        **({"reason": scores.reason} if scores.reason else {}),
+    }
+    if options.ranker == CONTENT_RANKER:
+        aids.scorer = ContentPathScorer(content)
+    if options.hints > 0:
+        if ctx.navigator.name == LEXICAL:
+            aids.navigator = content_navigator(content)
+            aids.params["navigator_scorer"] = aids.navigator.scorer.name
+        else:
+            aids.hints = content.top(query, options.hints)
+            aids.params["hints"] = list(aids.hints)
+    return aids
+
+
+def with_navigator(ctx: SearchContext, navigator: Navigator | None) -> SearchContext:
+    if navigator is None:
+        return ctx
+    return SearchContext(store=ctx.store, tree=ctx.tree, navigator=navigator)
+
+
+__all__: Sequence[str] = ("SearchAids", "build_aids", "content_navigator", "wants_content")
