@@ -92,7 +92,12 @@ def run_command(
     llm: Annotated[
         str, typer.Option(help="Navigator spec, e.g. lexical or anthropic:MODEL.")
     ] = "lexical",
-    ranker: Annotated[str, typer.Option(help="Path ranker: none | bm25 | vector.")] = "none",
+    ranker: Annotated[
+        str, typer.Option(help="Path ranker: none | bm25 | vector | flat (contents).")
+    ] = "none",
+    hints: Annotated[
+        int, typer.Option(help="Tree search: flat retrieval's top N files as hints (0: none).")
+    ] = 0,
     k: Annotated[
         int, typer.Option("-k", help="Files returned per query (scored: at most 10).")
     ] = 10,
@@ -150,6 +155,7 @@ def run_command(
             strategy=strategy,
             llm=llm,
             ranker=ranker_name,
+            hints=hints,
             k=k,
             tiers=tuple(tier or ()),
             sample=sample,

@@ -33,10 +33,13 @@ class RunSettings:
     sample: int | None = None
     seed: int = 0
     limit: int | None = None
+    hints: int = 0  # tree search: flat retrieval's top-N files as hints (QueryOptions.hints)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["tiers"] = list(self.tiers)
+        if not self.hints:
+            del data["hints"]  # runs recorded before the option existed still resume
         return data
 
 
@@ -75,6 +78,7 @@ class Answerer:
             strategy=settings.strategy,
             k=settings.k,
             ranker=settings.ranker,
+            hints=settings.hints,
             include_content=False,  # scoring needs paths only
         )
 
