@@ -640,3 +640,62 @@ def test_calls_on_parameters_follow_their_declared_types() -> None:
         "web/repo.ts",
         "Repo.find",
     )
+
+
+def test_self_attribute_calls_follow_recorded_attribute_types() -> None:
+    files = _tree(
+        {
+            "app/engine.py": """\
+                class Engine:
+                    def start(self):
+                        return 1
+
+                class Turbo(Engine):
+                    pass
+                """,
+            "app/car.py": """\
+                from app import engine
+                from app.engine import Engine
+
+                class Car:
+                    wheels: "Engine"
+
+                    def __init__(self):
+                        self.engine = engine.Turbo()
+                        self.spare: Engine = make_spare()
+                        self.count = len([])
+
+                    def drive(self):
+                        self.engine.start()
+                        self.spare.start()
+                        self.wheels.start()
+                        self.count.bit_length()
+
+                class SportsCar(Car):
+                    def drive(self):
+                        return self.engine.start()
+                """,
+        }
+    )
+    car = next(s for s in files["app/car.py"].symbols if s.qname == "Car")
+    assert car.lang_payload["attributes"] == {
+        "wheels": "Engine",
+        "engine": "engine.Turbo",
+        "spare": "Engine",
+        "count": "len",
+    }
+    rt = resolve_tree(files)
+    calls = EdgeType.CALLS
+    engine_start = ("resolved", "app/engine.py", "Engine.start")
+    assert _dst(_find(rt, "app/car.py", "Car.drive", "self.engine.start", calls)) == engine_start
+    assert _dst(_find(rt, "app/car.py", "Car.drive", "self.spare.start", calls)) == engine_start
+    assert _dst(_find(rt, "app/car.py", "Car.drive", "self.wheels.start", calls)) == engine_start
+    assert _dst(_find(rt, "app/car.py", "Car.drive", "self.count.bit_length", calls)) == (
+        "partial",
+        "app/car.py",
+        "Car",
+    )
+    # inherited attribute
+    assert _dst(_find(rt, "app/car.py", "SportsCar.drive", "self.engine.start", calls)) == (
+        engine_start
+    )

@@ -39,7 +39,7 @@ def parameter_types(signature: str, family: str) -> dict[str, str]:
         name, type_text = _split(param, family)
         if not name or not type_text:
             continue
-        ref = _type_ref(type_text)
+        ref = type_ref(type_text)
         if ref:
             out[name] = ref
     return out
@@ -92,7 +92,9 @@ def _split(param: str, family: str) -> tuple[str, str]:
     return words[-1], " ".join(words[:-1])
 
 
-def _type_ref(type_text: str) -> str:
+def type_ref(type_text: str) -> str:
+    """The class reference a type annotation names (``Optional[X]``, ``X | None``, ``&X`` ->
+    ``X``), or ``""``."""
     text = type_text.strip().strip("'\"")
     m = _NULLABLE.match(text)
     if m:

@@ -2,7 +2,8 @@
 
 Capture names: ``def.class`` / ``def.function`` / ``def.const`` / ``def.container`` (a node that
 qualifies the names inside it but is no symbol itself, e.g. a Rust ``impl``), ``call``,
-``callee`` (Python: the function part of a call, its parent is the call), ``import``,
+``callee`` (Python: the function part of a call, its parent is the call), ``attr``
+(Python: ``self.x = Foo()``, ``self.x: Foo``, class-level ``x: Foo``), ``import``,
 ``assign`` (module-level assignments, for entrypoints) and ``package``.
 """
 
@@ -14,6 +15,9 @@ PYTHON = """
 (module (assignment left: (identifier) @def.const))
 (module [(assignment) (augmented_assignment)] @assign)
 (call function: (_) @callee)
+(assignment left: (attribute object: (identifier) attribute: (identifier)) right: (call)) @attr
+(assignment left: (attribute object: (identifier) attribute: (identifier)) type: (type)) @attr
+(class_definition body: (block (assignment left: (identifier) type: (type)) @attr))
 (import_statement) @import
 (import_from_statement) @import
 """

@@ -85,6 +85,10 @@ class Resolver:
                 return UNRESOLVED
         head = parts[0]
         if head in self.self_names and len(parts) > 1:
+            if len(parts) > 2:  # self.attr.method: through the attribute's recorded type
+                typed = self._attribute_type(path, scope, parts[1])
+                if typed is not None:
+                    return _demote(self._walk_members(typed, parts[2:]), truncated)
             target = self._self_member(path, scope, parts[1])
         elif head == "super()" and len(parts) > 1:
             target = self._super_member(path, scope, parts[1])
@@ -106,6 +110,28 @@ class Resolver:
         if target is None:
             return UNRESOLVED
         return _demote(self._walk_members(target, parts[2:]), truncated)
+
+    def _attribute_type(self, path: str, scope: str, name: str) -> Target | None:
+        """The class of attribute ``name`` of the enclosing class (or a base class), from the
+        ``attributes`` its symbol records (Python: ``self.x = Foo()``, ``x: Foo``)."""
+        cls = self.enclosing_class(path, scope)
+        if cls is None:
+            return None
+        todo = [(path, cls)]
+        seen: set[tuple[str, str]] = set()
+        while todo and len(seen) < MAX_HOPS:
+            where = todo.pop(0)
+            if where in seen:
+                continue
+            seen.add(where)
+            sym = self.facts.symbols.get(where[0], {}).get(where[1])
+            ref = sym.lang_payload.get("attributes", {}).get(name) if sym is not None else None
+            if ref is not None:
+                outer = where[1].rsplit(".", 1)[0] if "." in where[1] else ""
+                t = self.resolve_ref(where[0], outer, str(ref))
+                return t if self.facts.is_class(t.path or "", t.symbol) else None
+            todo.extend(self.base_classes(*where))
+        return None
 
     def _typed_parameter(self, path: str, scope: str, name: str) -> Target | None:
         """The class a parameter ``name`` of the enclosing function(s) is declared as."""

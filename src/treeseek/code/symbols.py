@@ -18,6 +18,7 @@ from tree_sitter import Node
 
 from treeseek.code.languages import family
 from treeseek.code.model import Symbol, SymbolKind
+from treeseek.code.param_types import type_ref
 from treeseek.code.source import Owners, Source, collapse, end_line_of, line_of
 
 _DOC_LIMIT = 2000
@@ -56,7 +57,51 @@ def extract_symbols(src: Source) -> SymbolTable:
             if d is not None and d.name:
                 defs.append(d)
     defs.sort(key=lambda d: (d.node.start_byte, -d.node.end_byte))
-    return _assemble(fam, src, defs)
+    table = _assemble(fam, src, defs)
+    if fam == "python" and src.nodes("attr"):
+        _python_attribute_types(src, table)
+    return table
+
+
+_DOTTED = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*")
+
+
+def _python_attribute_types(src: Source, table: SymbolTable) -> None:
+    """Record ``attributes: {name: type ref}`` on classes, from ``self.x = Foo(...)``,
+    ``self.x: Foo = ...`` in methods and ``x: Foo`` in the class body (first one wins)."""
+    by_qname = {s.qname: i for i, s in enumerate(table.symbols)}
+    found: dict[str, dict[str, str]] = {}
+    for node in src.sorted_nodes("attr"):
+        left = node.child_by_field_name("left")
+        if left is None:
+            continue
+        owner = table.owners.owner(node.start_byte)
+        if left.type == "identifier":  # class-level `x: Foo`
+            cls, name = owner, src.text(left)
+        else:
+            if src.field_text(left, "object") != "self":
+                continue
+            i = by_qname.get(owner)
+            cls = (table.symbols[i].parent or "") if i is not None else ""
+            name = src.field_text(left, "attribute")
+        i = by_qname.get(cls)
+        if i is None or table.symbols[i].kind is not SymbolKind.CLASS:
+            continue
+        annotation = node.child_by_field_name("type")
+        right = node.child_by_field_name("right")
+        ref = ""
+        if annotation is not None:
+            ref = type_ref(src.text(annotation))
+        elif right is not None and right.type == "call":
+            callee = src.field_text(right, "function")
+            ref = callee if _DOTTED.fullmatch(callee) else ""
+        if ref:
+            found.setdefault(cls, {}).setdefault(name, ref)
+    for cls, attributes in found.items():
+        i = by_qname[cls]
+        sym = table.symbols[i]
+        payload = {**sym.lang_payload, "attributes": attributes}
+        table.symbols[i] = dataclasses.replace(sym, lang_payload=payload)
 
 
 def _assemble(fam: str, src: Source, defs: list[_Def]) -> SymbolTable:
