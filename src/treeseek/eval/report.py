@@ -83,16 +83,19 @@ def render_report(summary: Mapping[str, Any]) -> str:
     if run.get("limit"):
         selection += f", limit {run['limit']}"
     machine = run.get("machine", {})
+    load = run.get("load_average") or ["?", "?"]
     errors = overall.get("errors", 0)
     parts = [
         f"# Eval run `{run['name']}`\n",
         f"- settings: {settings}",
         f"- {selection}; errors (scored as misses): {errors}",
-        f"- wall time {run['seconds']:.1f} s (indexing {run['index_seconds']:.1f} s),"
+        f"- wall time {run['seconds']:.1f} s (CPU {run.get('cpu_seconds', 0.0):.0f} s; tree"
+        f" building {run['index_seconds']:.1f} s summed over build processes),"
         f" {run['workers']} worker(s), {run['sessions']} session(s), finished"
         f" {run['finished_at']}",
         f"- machine: {machine.get('platform', '?')}, {machine.get('cpus', '?')} CPUs,"
-        f" Python {machine.get('python', '?')}\n",
+        f" Python {machine.get('python', '?')}; 1-min load average {load[0]} at the start,"
+        f" {load[1]} at the end of the last session\n",
         "## Overall\n",
         markdown_table([("all", overall)], METRIC_COLUMNS, "set") + "\n",
         "## Cost and usage (per query)\n",

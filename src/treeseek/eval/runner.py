@@ -24,6 +24,7 @@ import json
 import multiprocessing
 import os
 import platform
+import resource
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -80,6 +81,12 @@ def _check_run_file(out_dir: Path, settings: RunSettings) -> dict[str, Any]:
             )
         return stored
     return {"settings": settings.to_dict(), "sessions": []}
+
+
+def _cpu_seconds() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def _machine() -> dict[str, Any]:
@@ -145,6 +152,8 @@ def run_eval(
         raise ConfigError("a navigator object can only be used with workers=1")
     started_at = datetime.now(UTC)
     started = time.perf_counter()
+    cpu_started = _cpu_seconds()
+    load_at_start = os.getloadavg()[0]
     out_dir.mkdir(parents=True, exist_ok=True)
     run_info = _check_run_file(out_dir, settings)
     per_query = out_dir / PER_QUERY_FILE
@@ -207,6 +216,11 @@ def run_eval(
         {
             "started_at": started_at.isoformat(timespec="seconds"),
             "seconds": round(seconds, 3),
+            # this process and every finished child (pools, build and index processes): a
+            # measure of the work that does not depend on what else the machine was doing
+            "cpu_seconds": round(_cpu_seconds() - cpu_started, 3),
+            # 1-minute load average: the machine is shared; a busy one stretches wall time
+            "load_average": [round(load_at_start, 2), round(os.getloadavg()[0], 2)],
             "index_seconds": round(index_seconds, 3),
             "answered": ran,
             "workers": workers,
@@ -294,6 +308,8 @@ def _run_description(
         "selected": selected,
         "seconds": round(sum(s["seconds"] for s in sessions), 3),
         "index_seconds": round(sum(s["index_seconds"] for s in sessions), 3),
+        "cpu_seconds": round(sum(s.get("cpu_seconds", 0.0) for s in sessions), 3),
+        "load_average": sessions[-1].get("load_average") if sessions else None,
         "sessions": len(sessions),
         "workers": sessions[-1]["workers"] if sessions else 1,
         "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
