@@ -14,6 +14,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import treeseek
 from treeseek.database import Database
@@ -28,6 +30,7 @@ from treeseek.trees.model import (
     TreeInfo,
     TreeSource,
     node_id_for_path,
+    sibling_sort_key,
 )
 from treeseek.trees.pathlist import PathListBuilder
 from treeseek.trees.source import SourceEntry, SourceWarnings, TreeBuilder
@@ -356,3 +359,31 @@ def test_fast_path_list_entries_equal_the_constructor() -> None:
     from treeseek.trees.pathlist import _file_entry
 
     assert _file_entry("a/b.py", NodeType.FILE) == SourceEntry("a/b.py", NodeType.FILE)
+
+
+@given(
+    st.lists(
+        st.text(alphabet="aAbBß_.-é1", min_size=1, max_size=4).filter(
+            lambda s: s not in (".", "..")
+        ),
+        min_size=1,
+        max_size=12,
+        unique=True,
+    ),
+    st.data(),
+)
+def test_sibling_orders_follow_the_documented_sort_key(
+    names: list[str], data: st.DataObject
+) -> None:
+    from treeseek.indexing import sibling_orders
+
+    is_dir = {n: data.draw(st.booleans()) for n in names}
+    dirs = {""} | {f"p/{n}" for n in names if is_dir[n]} | {"p"}
+    files = [f"p/{n}" for n in names if not is_dir[n]]
+    order, counts = sibling_orders(files, dirs)
+    expected = sorted(
+        names,
+        key=lambda n: sibling_sort_key(n, NodeType.DIRECTORY if is_dir[n] else NodeType.FILE),
+    )
+    assert sorted(names, key=lambda n: order[f"p/{n}"]) == expected
+    assert counts["p"] == len(names) and counts[""] == 1
