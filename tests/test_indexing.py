@@ -387,3 +387,32 @@ def test_sibling_orders_follow_the_documented_sort_key(
     )
     assert sorted(names, key=lambda n: order[f"p/{n}"]) == expected
     assert counts["p"] == len(names) and counts[""] == 1
+
+
+def test_walk_is_depth_first_in_sibling_order(database: Database) -> None:
+    database.index(PathListBuilder(["b.py", "a/z.py", "a/b/c.py", "A.txt"]), name="t")
+    assert [n.path for n in database.walk("t")] == [
+        "",
+        "a",
+        "a/b",
+        "a/b/c.py",
+        "a/z.py",
+        "A.txt",
+        "b.py",
+    ]
+    assert [n.path for n in database.walk("t", "a/b")] == ["a/b", "a/b/c.py"]
+
+
+def test_query_delegates_to_the_search_strategies(database: Database) -> None:
+    from treeseek.errors import ConfigError
+    from treeseek.llm.select import navigator_from_spec
+
+    database.index(
+        PathListBuilder(["src/retry/backoff.py", "src/http/client.py", "docs/index.md"]), name="t"
+    )
+    result = database.query(
+        "t", "where is the retry backoff computed?", k=2, navigator=navigator_from_spec("lexical")
+    )
+    assert result.files and result.files[0].path == "src/retry/backoff.py"
+    with pytest.raises(ConfigError, match="unknown query option"):
+        database.query("t", "q", bogus=1)
