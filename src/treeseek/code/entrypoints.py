@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass, field
+from typing import Any
 
 from tree_sitter import Node
 
@@ -206,9 +207,9 @@ def _from_decorator(
         if explicit is None and "name" in kw:
             explicit = python_string_value(src, kw["name"])
         command = explicit or name.replace("_", "-")
-        payload = {"group": method == "group"}
+        payload: dict[str, Any] = {"group": method == "group"}
         if obj and obj not in ("click", "typer"):
-            payload["parent"] = obj  # type: ignore[assignment]
+            payload["parent"] = obj
         return Entrypoint("cli", framework, command, qname, line, payload)
     return None
 
