@@ -699,3 +699,27 @@ def test_self_attribute_calls_follow_recorded_attribute_types() -> None:
     assert _dst(_find(rt, "app/car.py", "SportsCar.drive", "self.engine.start", calls)) == (
         engine_start
     )
+
+
+def test_cpp_namespace_qualified_calls_and_out_of_line_methods() -> None:
+    rt = resolve_tree(
+        _tree(
+            {
+                "geo/circle.hpp": "namespace geo {\nclass Circle {\n public:\n  double area();\n};\n}\n",
+                "geo/circle.cpp": (
+                    '#include "circle.hpp"\n'
+                    "namespace geo {\ndouble Circle::area() { return 1.0; }\n}\n"
+                ),
+                "main.cpp": (
+                    '#include "geo/circle.hpp"\n'
+                    "int main() { auto c = new geo::Circle(); std::sort(0, 0); return 0; }\n"
+                ),
+            }
+        )
+    )
+    assert _dst(_find(rt, "main.cpp", "main", "geo.Circle", EdgeType.CALLS)) == (
+        "resolved",
+        "geo/circle.hpp",
+        "Circle",
+    )
+    assert _dst(_find(rt, "main.cpp", "main", "std.sort", EdgeType.CALLS))[0] == "partial"

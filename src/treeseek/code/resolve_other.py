@@ -432,6 +432,8 @@ class CResolver(Resolver):
         defs = self.functions.get(head, [])
         if len(defs) == 1:
             return self._walk_members(Target(Resolution.RESOLVED, defs[0], head), parts[1:])
+        if len(parts) > 1:  # `ns::Circle` / `std::vector`: qnames carry no namespace
+            return self.resolve_name(path, parts[1:])
         return UNRESOLVED
 
 
