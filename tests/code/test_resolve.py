@@ -705,7 +705,7 @@ def test_cpp_namespace_qualified_calls_and_out_of_line_methods() -> None:
     rt = resolve_tree(
         _tree(
             {
-                "geo/circle.hpp": "namespace geo {\nclass Circle {\n public:\n  double area();\n};\n}\n",
+                "geo/circle.hpp": "namespace geo {\nclass Circle {\n  double area();\n};\n}\n",
                 "geo/circle.cpp": (
                     '#include "circle.hpp"\n'
                     "namespace geo {\ndouble Circle::area() { return 1.0; }\n}\n"
