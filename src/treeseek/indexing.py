@@ -456,7 +456,10 @@ def index_tree(
     full = previous is None
     new_contents: dict[str, bytes] = {}
     file_type = NodeType.FILE
-    for node in nodes:
+    path_only_build = not old_nodes and all(o is _PATH_ONLY for o in outcomes.values())
+    if path_only_build:  # a new path-list tree: every node is new, nothing to read or diff
+        to_write, added = nodes, len(outcomes)
+    for node in () if path_only_build else nodes:
         old = old_nodes.get(node.path)
         if node.type is not file_type:
             if old != node:
@@ -488,8 +491,10 @@ def index_tree(
         elif old is not None and old.content_hash is not None and node.content_hash is None:
             changed_files.append(ChangedFile(node, b"", full))
 
-    new_paths = {n.path for n in nodes}
-    removed_nodes = [n for path, n in old_nodes.items() if path not in new_paths]
+    removed_nodes: list[Node] = []
+    if old_nodes:
+        new_paths = {n.path for n in nodes}
+        removed_nodes = [n for path, n in old_nodes.items() if path not in new_paths]
     removed = sum(1 for n in removed_nodes if n.is_file)
 
     now = datetime.now(UTC)
