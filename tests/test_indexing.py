@@ -416,3 +416,36 @@ def test_query_delegates_to_the_search_strategies(database: Database) -> None:
     assert result.files and result.files[0].path == "src/retry/backoff.py"
     with pytest.raises(ConfigError, match="unknown query option"):
         database.query("t", "q", bogus=1)
+
+
+class InterferingBuilder(TreeBuilder):
+    """Another indexer writes the same tree while this one reads a file."""
+
+    source = TreeSource.PATH_LIST
+    root = "<interfering>"
+
+    def __init__(self, db_path: Path, name: str) -> None:
+        self.db_path, self.name = db_path, name
+
+    def entries(self, warnings: SourceWarnings) -> Iterator[SourceEntry]:
+        def read() -> bytes:
+            with treeseek.open(self.db_path, hooks=[]) as other:
+                other.index(PathListBuilder(["other.py"]), name=self.name)
+            return b"mine\n"
+
+        yield SourceEntry("mine.py", NodeType.FILE, size=5, signature="s", read=read)
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_a_concurrent_writer_is_detected_not_overwritten(tmp_path: Path, existing: bool) -> None:
+    from treeseek.errors import StoreError
+
+    db_path = tmp_path / "db.sqlite"
+    with treeseek.open(db_path, hooks=[]) as db:
+        if existing:
+            db.index(PathListBuilder(["first.py"]), name="t")
+        with pytest.raises(StoreError, match="another indexer"):
+            db.index(InterferingBuilder(db_path, "t"), name="t")
+        assert [n.path for n in db.subtree("t") if n.is_file] == ["other.py"]
+        db.index(PathListBuilder(["mine.py"]), name="t")  # the next run completes
+        assert [n.path for n in db.subtree("t") if n.is_file] == ["mine.py"]

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
-from treeseek.errors import BuildError, PathError, TreeNotFound
+from treeseek.errors import BuildError, PathError, StoreError, TreeNotFound
 from treeseek.store.base import Store, TreeWriter
 from treeseek.trees.model import (
     ROOT_PATH,
@@ -391,6 +391,18 @@ def _raise_collision(ids: dict[str, str]) -> None:
         by_id[node_id] = path
 
 
+def _check_not_rewritten(store: Store, name: str, seen: TreeInfo | None) -> None:
+    """Inside the write lock: the tree must still be the version the diff was made against
+    (another indexer may have written it meanwhile; the diff would then be wrong)."""
+    now = store.tree(name)
+    fresh = now.node_count == 0 and now.built_at == now.updated_at and seen is None
+    if (seen is None and not fresh) or (seen is not None and now.updated_at != seen.updated_at):
+        raise StoreError(
+            f"tree {name!r} was written by another indexer while this one was reading; run"
+            " the index command again"
+        )
+
+
 def index_tree(
     store: Store,
     name: str,
@@ -513,6 +525,7 @@ def index_tree(
         progress(IndexProgress("write", 0, len(to_write)))
     hook_list = list(hooks)
     with store.write_tree(name) as writer:
+        _check_not_rewritten(store, name, old_info if exists else None)
         if copy_base and previous is not None:
             writer.copy_from(previous)
         writer.put_contents(new_contents.items())

@@ -138,7 +138,6 @@ class SQLiteTreeWriter:
         #: the tree's row id, for derived tables keyed by (tree_id, ...)
         self.tree_id = tree_id
         self._maybe_orphaned: set[str] = set()
-        self._info_set = False
 
     # -- contents ------------------------------------------------------------------------
     def put_contents(self, items: Iterable[tuple[str, bytes]]) -> None:
@@ -287,7 +286,6 @@ class SQLiteTreeWriter:
                 self.tree_id,
             ),
         )
-        self._info_set = True
 
     # -- internals -----------------------------------------------------------------------
     def _remember_old_hashes(self, node_ids: Sequence[str]) -> None:
