@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "treeseek.cli.tree_commands",
     "treeseek.cli.eval_commands",
     "treeseek.cli.query_commands",
+    "treeseek.cli.graph_commands",
 )
 
 

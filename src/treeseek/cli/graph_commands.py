@@ -1,0 +1,159 @@
+"""``treeseek graph TREE RELATION [NAME]``: the code graph of an indexed tree.
+
+    treeseek graph django callers django.db.models.query.QuerySet.filter
+    treeseek graph django importers django/db/models/query.py
+    treeseek graph django subclasses django.db.models.fields.Field --transitive
+    treeseek graph django neighbours django/db/models/query.py::QuerySet --hops 2
+    treeseek graph django walk django.db.models.query.QuerySet.filter --query "filter lookups"
+    treeseek graph django entrypoints --json
+
+NAME is a path, a symbol id (``path::Class.method``), a dotted module, or ``module.qname``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from treeseek.cli.app import app
+from treeseek.cli.common import (
+    DbOption,
+    JsonOption,
+    handle_errors,
+    open_database,
+    out_console,
+    print_json,
+    usage_error,
+)
+from treeseek.code.graph import EDGE_KINDS, CodeGraph
+from treeseek.code.tree_graph import tree_code_graph
+from treeseek.errors import NodeNotFound
+from treeseek.search.traverse import code_graph_policy, files_from_hits, traverse
+from treeseek.store.code_sqlite import code_store_for
+
+RELATIONS = (
+    "callers",
+    "callees",
+    "importers",
+    "imports",
+    "subclasses",
+    "superclasses",
+    "members",
+    "neighbours",
+    "walk",
+    "entrypoints",
+)
+
+
+@app.command("graph")
+def graph_command(
+    tree: Annotated[str, typer.Argument(help="Name of an indexed tree.")],
+    relation: Annotated[str, typer.Argument(help=f"One of: {', '.join(RELATIONS)}.")],
+    name: Annotated[
+        str | None, typer.Argument(help="Path, symbol id, dotted module or module.qname.")
+    ] = None,
+    hops: Annotated[int, typer.Option(help="neighbours/walk: how many edges out.")] = 1,
+    kinds: Annotated[str, typer.Option(help="neighbours: comma-separated edge kinds.")] = ",".join(
+        EDGE_KINDS
+    ),
+    transitive: Annotated[bool, typer.Option(help="subclasses/superclasses: all levels.")] = False,
+    query: Annotated[str, typer.Option(help="walk: the question that scores nodes.")] = "",
+    k: Annotated[int, typer.Option("-k", help="walk: how many files.")] = 10,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Callers, callees, importers, class hierarchy, neighbourhoods and entrypoints."""
+    if relation not in RELATIONS:
+        usage_error(f"unknown relation {relation!r}; use one of: {', '.join(RELATIONS)}")
+    if relation != "entrypoints" and not name:
+        usage_error(f"{relation} needs a NAME (path, symbol id, dotted module or module.qname)")
+    if hops < 0 or k < 1:
+        usage_error("--hops must be >= 0 and -k >= 1")
+    with handle_errors(), open_database(db) as database:
+        database.tree(tree)  # a clear error for an unknown tree
+        loaded = tree_code_graph(database.store, code_store_for(database.store), tree)
+        graph = loaded.graph
+        if relation == "entrypoints":
+            rows: list[dict[str, Any]] = [
+                {
+                    "path": e.path,
+                    "entry_type": e.entrypoint.entry_type,
+                    "framework": e.entrypoint.framework,
+                    "route_or_command": e.entrypoint.route_or_command,
+                    "handler": e.entrypoint.handler,
+                    "handler_path": e.handler_path,
+                    "handler_symbol": e.handler_symbol,
+                    "line": e.entrypoint.line,
+                    **e.entrypoint.lang_payload,
+                }
+                for e in loaded.resolved.entrypoints
+            ]
+            _emit(as_json, {"tree": tree, "entrypoints": rows}, [_entry_line(r) for r in rows])
+            return
+        assert name is not None
+        node = graph.node(name)
+        if node is None:
+            raise NodeNotFound(
+                f"no file or symbol {name!r} in the code graph of {tree!r}; give a path, "
+                f"a symbol id (path::Class.method), a dotted module or module.qname"
+            )
+        if relation == "walk":
+            policy = code_graph_policy([(node, 1.0)])
+            hits = traverse(query, graph, policy=policy, max_depth=hops, k=max(k * 8, 64))
+            files = files_from_hits(hits)[:k]
+            payload = {"tree": tree, "node": node, "files": [list(f) for f in files]}
+            _emit(as_json, payload, [f"{score:.3f}  {path}" for path, score in files])
+            return
+        result = _relation(graph, relation, node, hops, kinds, transitive)
+        _emit(as_json, {"tree": tree, "node": node, relation: result}, _lines(result))
+
+
+def _relation(
+    graph: CodeGraph, relation: str, node: str, hops: int, kinds: str, transitive: bool
+) -> list[str] | dict[str, int]:
+    if relation == "callers":
+        return graph.callers(node)
+    if relation == "callees":
+        return graph.callees(node)
+    if relation == "importers":
+        return graph.importers(node)
+    if relation == "imports":
+        return graph.imports(node)
+    if relation == "subclasses":
+        return graph.subclasses(node, transitive=transitive)
+    if relation == "superclasses":
+        return graph.superclasses(node, transitive=transitive)
+    if relation == "members":
+        return graph.members(node)
+    wanted = tuple(x.strip() for x in kinds.split(",") if x.strip())
+    unknown = [x for x in wanted if x not in EDGE_KINDS]
+    if unknown:
+        usage_error(f"unknown edge kind(s) {', '.join(unknown)}; use {', '.join(EDGE_KINDS)}")
+    found = graph.neighbours(node, hops=hops, kinds=wanted)
+    return dict(sorted(found.items(), key=lambda item: (item[1], item[0])))
+
+
+def _lines(result: list[str] | dict[str, int]) -> list[str]:
+    if isinstance(result, dict):
+        return [f"{dist}  {node}" for node, dist in result.items()]
+    return list(result)
+
+
+def _entry_line(row: dict[str, Any]) -> str:
+    methods = ",".join(row.get("methods", []) or [])
+    where = f"{row['handler_path']}::{row['handler_symbol']}" if row["handler_path"] else "?"
+    return (
+        f"{row['framework']:<9} {row['entry_type']:<4} {methods:<10} "
+        f"{row['route_or_command']}  -> {row['handler'] or '-'} ({where})"
+    )
+
+
+def _emit(as_json: bool, payload: dict[str, Any], lines: list[str]) -> None:
+    if as_json:
+        print_json(payload)
+        return
+    for line in lines:
+        out_console.print(line, markup=False, highlight=False)
+    if not lines:
+        out_console.print("(none)")

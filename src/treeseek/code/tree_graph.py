@@ -1,0 +1,76 @@
+"""A stored tree's code graph: per-file layers read back from the store, resolved, as a graph.
+
+The code layers are stored per content hash (see :mod:`treeseek.store.code_base`); a tree maps
+paths to content hashes. Resolution needs symbols, edges and entrypoints only (no chunk texts),
+and module names come from the paths, so the rebuilt :class:`FileCodeIndex` objects carry
+``chunks=()``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from treeseek.code.graph import CodeGraph
+from treeseek.code.languages import language_for_path
+from treeseek.code.model import FileCodeIndex
+from treeseek.code.modules import module_name
+from treeseek.code.resolve import ResolvedTree, resolve_tree
+from treeseek.store.base import Store
+from treeseek.store.code_base import CodeStore
+
+
+@dataclass(frozen=True, slots=True)
+class TreeCodeGraph:
+    indexes: dict[str, FileCodeIndex]
+    resolved: ResolvedTree
+    graph: CodeGraph
+
+
+def load_tree_indexes(store: Store, code: CodeStore, tree: str) -> dict[str, FileCodeIndex]:
+    """``path -> FileCodeIndex`` (without chunks) of every file of ``tree``; files the code
+    index never parsed (empty ones, say) get an empty index, so their paths still count."""
+    states = store.file_states(tree)
+    hashes = {s.content_hash for s in states.values() if s.content_hash}
+    infos = code.code_files(hashes)
+    symbols = code.symbols_of(hashes)
+    per_hash: dict[str, tuple[FileCodeIndex, str | None]] = {}
+    out: dict[str, FileCodeIndex] = {}
+    for state in sorted(states.values(), key=lambda s: s.path):
+        digest = state.content_hash
+        info = infos.get(digest) if digest else None
+        if digest is None or info is None:
+            # never parsed (empty, skipped): still a path, and an empty __init__.py still
+            # makes its directory a package
+            language = language_for_path(state.path)
+            out[state.path] = FileCodeIndex(language, module_name(state.path, language), ())
+            continue
+        cached = per_hash.get(digest)
+        if cached is None:
+            base = FileCodeIndex(
+                language=info.language,
+                module="",
+                chunks=(),
+                symbols=tuple(symbols.get(digest, ())),
+                edges=tuple(code.edges(digest)),
+                entrypoints=tuple(code.entrypoints(digest)),
+                parse_error=info.parse_error,
+            )
+            per_hash[digest] = cached = (base, info.language)
+        base, language = cached
+        out[state.path] = FileCodeIndex(
+            language=language,
+            module=module_name(state.path, language),
+            chunks=(),
+            symbols=base.symbols,
+            edges=base.edges,
+            entrypoints=base.entrypoints,
+            parse_error=base.parse_error,
+        )
+    return out
+
+
+def tree_code_graph(store: Store, code: CodeStore, tree: str) -> TreeCodeGraph:
+    """Load, resolve and build the graph of ``tree``."""
+    indexes = load_tree_indexes(store, code, tree)
+    resolved = resolve_tree(indexes)
+    return TreeCodeGraph(indexes, resolved, CodeGraph.build(indexes, resolved))
