@@ -1,5 +1,5 @@
 """An eval run with contents: trees read from real bare git repositories, one database file
-per repository, built in parallel, queried by the flat retriever when it exists."""
+per commit, repositories built in parallel, queried by the flat retriever when it exists."""
 
 from __future__ import annotations
 
@@ -10,11 +10,10 @@ import pytest
 from bare_repo import BareRepo
 from tinybench import instance
 
+from treeseek.eval.contents import ContentsUniverse
 from treeseek.eval.datasets import load_instances
 from treeseek.eval.records import PER_QUERY_FILE, read_records
 from treeseek.eval.runner import RunSettings, run_eval
-from treeseek.eval.shards import shard_path
-from treeseek.eval.universes import ContentsUniverse
 from treeseek.search.strategy import strategies
 
 
@@ -71,10 +70,9 @@ def test_contents_run_from_bare_mirrors(tmp_path: Path, index_jobs: int) -> None
     for name in ("one-1", "one-2", "two-1"):
         assert records[name].error is None, records[name].error
     assert outcome.summary.overall.errors == 1
-    # one database file per repository, next to the eval database, with opaque names
-    shards = {shard_path(db, "acme/one"), shard_path(db, "acme/two")}
-    assert all(p.is_file() for p in shards)
-    assert not any("acme" in p.name for p in shards)
+    # one database file per commit next to the eval database, with opaque names
+    files = sorted(p.name for p in db.parent.glob("eval.*.db"))
+    assert len(files) == 3 and not any("acme" in name for name in files)
     if strategy == "flat":
         assert records["one-1"].preds[0] == "lib/durations.py"
         assert records["two-1"].preds[0] == "pkg/cache.py"

@@ -121,11 +121,12 @@ def run_command(
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
 ) -> None:
     """Run a benchmark: path only (--trees) or with contents (--repo ...)."""
+    from treeseek.eval.contents import ContentsUniverse
     from treeseek.eval.datasets import load_instances, load_path_lists, select_instances
     from treeseek.eval.metrics import mean_scores
     from treeseek.eval.records import QueryRecord
     from treeseek.eval.runner import RunSettings, run_eval
-    from treeseek.eval.universes import ContentsUniverse, PathUniverse
+    from treeseek.eval.universes import PathUniverse
 
     try:
         if (trees is None) == (not repo):

@@ -8,6 +8,7 @@ the query text, and returns the ranked paths with usage, cost, wall time and any
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -17,6 +18,9 @@ from treeseek.llm.base import Navigator, Usage
 from treeseek.llm.prices import estimate_cost
 from treeseek.search.base import QueryOptions, Result
 from treeseek.search.strategy import run_query
+
+#: per-commit database files a worker keeps open (instances come grouped by commit)
+_OPEN_FILES = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,8 +49,9 @@ class RunSettings:
 
 @dataclass(frozen=True, slots=True)
 class Job:
-    """Everything a worker gets: a job number, a tree (name, and the database file holding it
-    when that is a shard) and the query. No instance ids, no repository names, no gold."""
+    """Everything a worker gets: a job number, a tree (its name, and the database file holding
+    it when that is not the run's database) and the query. No instance id, no repository name,
+    no gold."""
 
     number: int
     tree: str
@@ -72,7 +77,8 @@ class Answerer:
 
     def __init__(self, db: Database, settings: RunSettings, navigator: Navigator) -> None:
         self.db = db
-        self._shards: dict[str, Database] = {}
+        #: connections to per-commit database files, most recently used last
+        self._files: OrderedDict[str, Database] = OrderedDict()
         self.navigator = navigator
         self.options = QueryOptions(
             strategy=settings.strategy,
@@ -113,14 +119,18 @@ class Answerer:
     def _database(self, db_path: str) -> Database:
         if not db_path:
             return self.db
-        if db_path not in self._shards:
-            self._shards[db_path] = treeseek.open(db_path)
-        return self._shards[db_path]
+        if db_path in self._files:
+            self._files.move_to_end(db_path)
+            return self._files[db_path]
+        if len(self._files) >= _OPEN_FILES:
+            self._files.popitem(last=False)[1].close()
+        self._files[db_path] = treeseek.open(db_path)
+        return self._files[db_path]
 
     def close(self) -> None:
-        for db in self._shards.values():
+        for db in self._files.values():
             db.close()
-        self._shards.clear()
+        self._files.clear()
 
 
 def _trace_summary(result: Result) -> dict[str, Any]:

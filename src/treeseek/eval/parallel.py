@@ -1,33 +1,23 @@
-"""Contents trees in one SQLite file per repository, built in parallel.
+"""Contents trees of several repositories built at once, streamed as each one is ready.
 
-Indexing a commit with contents is dominated by the code-index layer, which runs inside the
-tree's write transaction; SQLite has one writer per file, so two commits of one database can
-not be indexed at the same time. Each repository's chain of commits therefore lives in its own
-file (``<db stem>.<sha1(repo)[:10]><suffix>`` next to the eval database: opaque, like the tree
-names), and ``jobs`` processes build different repositories at once, largest first.
+Within one repository the commits form a chain (each is copied from its nearest built
+neighbour), so they are built in order; different repositories are independent, so ``jobs``
+processes build them side by side, largest first. Every tree is passed back over a queue as
+soon as it is built, so its queries can start while the chains go on.
 """
 
 from __future__ import annotations
 
 import concurrent.futures as cf
-import dataclasses
-import hashlib
 import multiprocessing
 import queue
 from collections.abc import Iterable, Iterator
 from multiprocessing.queues import Queue
 from pathlib import Path
 
-import treeseek
 from treeseek.errors import BuildError
-from treeseek.eval.universes import BuiltTree, CommitKey, ContentsUniverse
-
-
-def shard_path(db_path: Path, repo: str) -> Path:
-    """The database file of one repository's contents trees."""
-    digest = hashlib.sha1(repo.encode()).hexdigest()[:10]
-    return db_path.with_name(f"{db_path.stem}.{digest}{db_path.suffix or '.db'}")
-
+from treeseek.eval.contents import CONTENTS_TREE, ContentsUniverse
+from treeseek.eval.universes import BuiltTree, CommitKey, build_error
 
 _TREES: Queue[BuiltTree] | None = None  # set in each build process
 
@@ -37,34 +27,32 @@ def _init_build_process(trees: Queue[BuiltTree]) -> None:
     _TREES = trees
 
 
-def _shard_trees(
-    universe: ContentsUniverse, shard: Path, keys: list[CommitKey]
+def _repo_trees(
+    universe: ContentsUniverse, db_path: Path, keys: list[CommitKey]
 ) -> Iterator[BuiltTree]:
     """One repository's trees, each as soon as it is ready; a failure marks the rest."""
     done: set[CommitKey] = set()
     try:
-        with treeseek.open(shard) as db:
-            for tree in universe.build(db, keys):
-                done.add(tree.key)
-                yield dataclasses.replace(tree, db_path=shard)
+        for tree in universe.build(db_path, keys):
+            done.add(tree.key)
+            yield tree
     except Exception as exc:  # whatever broke, the other repositories go on
-        error = f"tree build failed: {type(exc).__name__}: {exc}"
         for key in keys:
             if key not in done:
-                yield BuiltTree(key, "", error=error, db_path=shard)
+                yield BuiltTree(key, CONTENTS_TREE, error=build_error(exc))
 
 
-def _build_shard(universe: ContentsUniverse, shard: Path, keys: list[CommitKey]) -> int:
+def _build_repo(universe: ContentsUniverse, db_path: Path, keys: list[CommitKey]) -> int:
     """In a build process: pass each tree to the parent as soon as it is ready."""
     assert _TREES is not None, "build process not initialized"
     count = 0
-    for tree in _shard_trees(universe, shard, keys):
+    for tree in _repo_trees(universe, db_path, keys):
         _TREES.put(tree)
         count += 1
     return count
 
 
-def build_sharded(
+def build_parallel(
     universe: ContentsUniverse, db_path: Path, keys: Iterable[CommitKey], jobs: int = 1
 ) -> Iterator[BuiltTree]:
     """Yield every tree of ``keys`` as soon as it is ready; with ``jobs > 1``, repositories
@@ -78,7 +66,7 @@ def build_sharded(
     repos = sorted(by_repo, key=lambda r: -len(by_repo[r]))
     if jobs <= 1 or len(repos) == 1:
         for repo in repos:
-            yield from _shard_trees(universe, shard_path(db_path, repo), by_repo[repo])
+            yield from _repo_trees(universe, db_path, by_repo[repo])
         return
     context = multiprocessing.get_context("spawn")
     trees: Queue[BuiltTree] = context.Queue()
@@ -88,10 +76,7 @@ def build_sharded(
         initializer=_init_build_process,
         initargs=(trees,),
     ) as pool:
-        futures = [
-            pool.submit(_build_shard, universe, shard_path(db_path, repo), by_repo[repo])
-            for repo in repos
-        ]
+        futures = [pool.submit(_build_repo, universe, db_path, by_repo[repo]) for repo in repos]
         remaining = len(ordered)
         while remaining:
             try:

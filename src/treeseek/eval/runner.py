@@ -8,7 +8,7 @@ and the query.
 - **Parallel**: ``workers > 1`` runs queries in a process pool (:mod:`treeseek.eval._worker`;
   each worker opens its own database connections; SQLite in WAL mode lets them read while trees
   are still being indexed). ``workers == 1`` runs inline. Contents trees are built by
-  ``index_jobs`` processes, one repository each (:mod:`treeseek.eval.shards`), and every tree
+  ``index_jobs`` processes, one repository each (:mod:`treeseek.eval.parallel`), and every tree
   is queried as soon as it is ready.
 - **Resumable**: records are appended to ``per_query.jsonl`` as instances finish; a rerun into
   the same directory with the same settings skips the ids already recorded.
@@ -43,13 +43,14 @@ from treeseek.eval._worker import (
     init_worker,
     navigator_for,
 )
+from treeseek.eval.contents import ContentsUniverse
 from treeseek.eval.datasets import Instance
 from treeseek.eval.metrics import normalize_predictions, score
+from treeseek.eval.parallel import build_parallel
 from treeseek.eval.records import PER_QUERY_FILE, QueryRecord, RecordWriter, read_records
 from treeseek.eval.report import write_report
-from treeseek.eval.shards import build_sharded
 from treeseek.eval.summary import Summary, summarize, write_summary
-from treeseek.eval.universes import BuiltTree, CommitKey, ContentsUniverse, PathUniverse
+from treeseek.eval.universes import BuiltTree, CommitKey, PathUniverse
 from treeseek.llm.base import Navigator
 
 __all__ = ["RunOutcome", "RunSettings", "run_eval", "write_outputs"]
@@ -144,7 +145,7 @@ def run_eval(
     ``navigator``: used as is (inline only; tests); otherwise each worker builds its own from
     ``settings.llm``. ``max_instances`` stops after that many new answers (to test resuming).
     ``index_jobs``: processes building contents trees of different repositories at once
-    (each repository's trees live in their own database file, see :mod:`treeseek.eval.shards`).
+    (see :mod:`treeseek.eval.parallel`; each commit's tree has its own database file).
     """
     if workers < 1:
         raise ConfigError("--workers must be at least 1")
@@ -191,7 +192,7 @@ def run_eval(
         with treeseek.open(db_path) as db:
             trees: Iterator[BuiltTree]
             if isinstance(universe, ContentsUniverse):
-                trees = build_sharded(universe, db_path, list(by_key), index_jobs)
+                trees = build_parallel(universe, db_path, list(by_key), index_jobs)
             else:
                 trees = universe.build(db, list(by_key))
             if workers == 1:
@@ -247,8 +248,8 @@ def write_outputs(summary: Summary, out_dir: Path) -> None:
 
 def _job(number: int, built: BuiltTree, instance: Instance) -> Job:
     """The worker's view of an instance: its query and its tree, nothing more."""
-    shard = "" if built.db_path is None else str(built.db_path)
-    return Job(number, built.name, instance.query, shard)
+    db_file = "" if built.db_path is None else str(built.db_path)
+    return Job(number, built.name, instance.query, db_file)
 
 
 def _run_pool(

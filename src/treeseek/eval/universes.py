@@ -2,10 +2,9 @@
 
 - **paths**: a tree from the listing of an instance's (repo, commit) in the trees file; no
   contents (how the reference system was evaluated).
-- **contents**: the repository at ``base_commit`` read straight from a bare git mirror. Each
-  commit is built from the nearest commit of the same repository already in the database
-  (``Database.index(..., base=...)``): the copy keeps every stored file and the indexer only
-  reads blobs whose id changed, the same incremental machinery a user's re-index goes through.
+- **contents**: the repository at ``base_commit`` read straight from a bare git mirror, one
+  database file per commit, each built from the nearest commit already built (see
+  :mod:`treeseek.eval.contents`).
 
 Trees are cached between runs: a tree whose name already exists is reused (indexing is atomic,
 so an existing tree is a complete one).
@@ -15,13 +14,16 @@ repository name or anything else an answer could be guessed from: both are
 ``"eval-" + sha1(kind:repo@commit[|layers])[:12]``. The mapping back to (repo, commit) lives only
 in the harness's memory. Contents trees also hash the database's index hooks (derived layers),
 so adding a layer rebuilds them instead of reusing trees that lack it.
+
+This module holds what both universes share: names, :class:`BuiltTree`, the path universe, and
+the git helpers that pick the nearest commit.
 """
 
 from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -29,7 +31,7 @@ from pathlib import Path
 from treeseek.database import Database
 from treeseek.errors import BuildError, ConfigError, TreeseekError
 from treeseek.indexing import IndexReport
-from treeseek.trees.git import GitTreeBuilder, run_git
+from treeseek.trees.git import run_git
 from treeseek.trees.pathlist import PathListBuilder
 
 CommitKey = tuple[str, str]  # (repo "owner/name", commit id)
@@ -55,10 +57,10 @@ def eval_tree_name(kind: UniverseKind, key: CommitKey, layers: str = "") -> str:
     return f"eval-{digest}"
 
 
-def layers_of(db: Database) -> str:
-    """The index hooks of ``db`` (class and optional ``version`` attribute), sorted."""
+def layers_of(hooks: Iterable[object]) -> str:
+    """Index hooks described by class and optional ``version`` attribute, sorted."""
     names = sorted(
-        f"{type(h).__module__}.{type(h).__qualname__}:{getattr(h, 'version', '')}" for h in db.hooks
+        f"{type(h).__module__}.{type(h).__qualname__}:{getattr(h, 'version', '')}" for h in hooks
     )
     return ",".join(names)
 
@@ -76,7 +78,7 @@ class BuiltTree:
     seconds: float = 0.0  # spent building it now (0 when it was cached)
     #: why the tree could not be built (its instances are then scored as misses)
     error: str | None = None
-    #: the database file holding the tree when it is not the run's database (a shard)
+    #: the database file holding the tree when it is not the run's database (contents trees)
     db_path: Path | None = None
 
     @property
@@ -113,106 +115,12 @@ class PathUniverse:
             try:
                 report = db.index(PathListBuilder(self._listings[key], root=name), name=name)
             except TreeseekError as exc:
-                yield BuiltTree(key, name, error=_build_error(exc))
+                yield BuiltTree(key, name, error=build_error(exc))
                 continue
             yield BuiltTree(key, name, report, seconds=time.perf_counter() - started)
 
 
-class ContentsUniverse:
-    """Trees with contents, read from one bare git mirror per repository."""
-
-    kind = UniverseKind.CONTENTS
-
-    def __init__(self, mirrors: Mapping[str, Path], related: Iterable[CommitKey] = ()) -> None:
-        """``related``: other commits (e.g. every commit of the dataset file) whose trees, if an
-        earlier run built them, may serve as bases; names are opaque, so the database cannot
-        be asked which commits it holds."""
-        self._mirrors = dict(mirrors)
-        self._related = list(dict.fromkeys(related))
-
-    def check(self, keys: Iterable[CommitKey]) -> None:
-        repos = sorted({repo for repo, _ in keys})
-        missing = [repo for repo in repos if repo not in self._mirrors]
-        if missing:
-            hint = " ".join(f"--repo {r}=/path/to/{r.split('/')[-1]}.git" for r in missing[:2])
-            raise ConfigError(
-                f"no git mirror given for {', '.join(missing)}; map each repository to a bare"
-                f" git directory, e.g. {hint}"
-            )
-        for repo in repos:
-            if not self._mirrors[repo].is_dir():
-                raise ConfigError(f"git directory {self._mirrors[repo]} for {repo} does not exist")
-
-    def build(
-        self,
-        db: Database,
-        keys: Iterable[CommitKey],
-        on_progress: Callable[[CommitKey, str], None] | None = None,
-    ) -> Iterator[BuiltTree]:
-        """Yield each tree as it becomes ready, building missing ones from their nearest
-        already-built commit of the same repository."""
-        ordered = list(dict.fromkeys(keys))
-        self.check(ordered)
-        by_repo: dict[str, list[str]] = {}
-        for repo, commit in ordered:
-            by_repo.setdefault(repo, []).append(commit)
-        for repo, commits in by_repo.items():
-            yield from self._build_repo(db, repo, commits, on_progress)
-
-    def _build_repo(
-        self,
-        db: Database,
-        repo: str,
-        commits: list[str],
-        on_progress: Callable[[CommitKey, str], None] | None,
-    ) -> Iterator[BuiltTree]:
-        git_dir = self._mirrors[repo]
-        layers = layers_of(db)
-
-        def name_of(commit: str) -> str:
-            return eval_tree_name(self.kind, (repo, commit), layers)
-
-        others = [c for r, c in self._related if r == repo and c not in commits]
-        others = [c for c in others if db.store.has_tree(name_of(c))]
-        times = commit_times(git_dir, commits + others)
-        for commit in commits:
-            if commit not in times:
-                key = (repo, commit)
-                error = f"tree build failed: commit {commit} not found in {git_dir}"
-                yield BuiltTree(key, name_of(commit), error=error)
-        commits = [c for c in commits if c in times]
-        # commit -> tree name, for trees in the database
-        built = {c: name_of(c) for c in others if c in times}
-        pending: list[str] = []
-        for commit in commits:
-            name = name_of(commit)
-            if db.store.has_tree(name):
-                built[commit] = name
-            else:
-                pending.append(commit)
-        for commit in commits:
-            if commit in built:
-                yield BuiltTree((repo, commit), built[commit])
-        # oldest first: each commit then usually has an already-built neighbour to copy
-        for commit in sorted(pending, key=lambda c: (times[c], c)):
-            key = (repo, commit)
-            name = name_of(commit)
-            base_commit = nearest_commit(git_dir, commit, list(built), times)
-            base = None if base_commit is None else built[base_commit]
-            if on_progress is not None:
-                on_progress(key, name)
-            started = time.perf_counter()
-            try:
-                with GitTreeBuilder(git_dir, commit, root=name) as builder:
-                    report = db.index(builder, name=name, base=base)
-            except TreeseekError as exc:
-                yield BuiltTree(key, name, base=base, error=_build_error(exc))
-                continue
-            built[commit] = name
-            yield BuiltTree(key, name, report, base, seconds=time.perf_counter() - started)
-
-
-def _build_error(exc: Exception) -> str:
+def build_error(exc: Exception) -> str:
     return f"tree build failed: {type(exc).__name__}: {exc}"
 
 
