@@ -194,3 +194,12 @@ def test_language_from_shebang_and_module_names() -> None:
     assert index_file("web/src/components/index.tsx", b"").module == "web/src/components"
     assert index_file("crates/core/src/a/mod.rs", b"").module == "crate::a"
     assert index_file("src/main/java/com/acme/App.java", b"").module == "com.acme.App"
+
+
+def test_minified_files_are_windows_only() -> None:
+    body = ";".join(f"function f{i}(a){{return g(a)}}" for i in range(2000))
+    ix = index_file("static/app.min.js", body.encode())
+    assert ix.parse_error == "minified (not parsed)" and ix.symbols == () and ix.edges == ()
+    assert len(ix.chunks) == 1 and len(ix.chunks[0].text) <= 16_000
+    normal = "\n".join(f"function f{i}(a) {{ return g(a); }}" for i in range(2000))
+    assert len(index_file("static/app.js", normal.encode()).symbols) == 2000

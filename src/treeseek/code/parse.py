@@ -1,7 +1,7 @@
 """``index_file(path, data) -> FileCodeIndex``: the one entry point of per-file code indexing.
 
 It never raises. Binary content gets no chunks; a file without a grammar, too large to parse,
-or whose extraction fails gets window chunks with ``parse_error`` saying why. A file whose
+minified, or whose extraction fails gets window chunks with ``parse_error`` saying why. A file whose
 syntax tree has errors is still indexed (tree-sitter recovers), with ``parse_error`` noting it.
 The result depends only on ``(path, data)``; the path matters for the language and the module
 name, so callers caching by content hash should key on the language too.
@@ -25,6 +25,8 @@ from treeseek.code.symbols import extract_symbols
 
 MAX_PARSE_BYTES = 2_000_000  # larger files (generated, vendored bundles) are windows only
 _BINARY_SNIFF = 8192
+_MINIFIED_MIN_BYTES = 20_000  # small files are never worth skipping
+_MINIFIED_MEAN_LINE = 500  # mean bytes per line above which a file counts as minified
 _PARALLEL_MIN_FILES = 64  # below this, worker start-up costs more than it saves
 
 
@@ -44,6 +46,13 @@ def is_binary(data: bytes) -> bool:
     return b"\x00" in data[:_BINARY_SNIFF]
 
 
+def is_minified(data: bytes, line_count: int) -> bool:
+    """Generated one-liners (``jquery.min.js``): their one-letter symbols are noise."""
+    if len(data) < _MINIFIED_MIN_BYTES:
+        return False
+    return len(data) / max(line_count, 1) > _MINIFIED_MEAN_LINE
+
+
 def index_file(path: str, data: bytes) -> FileCodeIndex:
     """Parse one file into its C0-C3 layers."""
     language = language_for_path(path, data[:256])
@@ -61,6 +70,10 @@ def index_file(path: str, data: bytes) -> FileCodeIndex:
     if len(data) > MAX_PARSE_BYTES:
         return FileCodeIndex(
             language, module, build_chunks(lines, ()), parse_error="file too large to parse"
+        )
+    if is_minified(data, len(lines)):
+        return FileCodeIndex(
+            language, module, build_chunks(lines, ()), parse_error="minified (not parsed)"
         )
     try:
         return _index_parsed(path, language, module, data, lines)
