@@ -249,3 +249,17 @@ def test_pick_limit_is_enforced(server: LoopbackServer) -> None:
 def test_missing_key_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY"):
         AnthropicNavigator("claude-sonnet-4-6", api_key=None)
+
+
+def test_non_json_body_is_retried(server: LoopbackServer) -> None:
+    server.queue(Reply(b"<html>502 from a proxy</html>"), Reply(anthropic_tool_reply(["n1"])))
+    reply = nav(server).rank(make_request())
+    assert reply.ranked_ids == ["n1"]
+    assert any("unreadable response" in n for n in reply.notes)
+
+
+def test_unexpected_json_shape_is_a_malformed_reply(server: LoopbackServer) -> None:
+    server.queue(Reply([1, 2]), Reply({"unexpected": True}))
+    reply = nav(server).rank(make_request())
+    assert reply.ranked_ids == [] and reply.done is False
+    assert len(server.received) == 2  # the first call and the corrective one

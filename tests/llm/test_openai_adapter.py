@@ -220,3 +220,10 @@ def test_concurrency_limit_is_shared_by_parallel_calls(server: LoopbackServer) -
     assert len(replies) == 6 and all(r.ranked_ids == ["n1"] for r in replies)
     assert server.peak_in_flight == 2
     assert limiter.peak == 2 and limiter.active == 0
+
+
+def test_non_json_body_is_retried_then_raised(server: LoopbackServer) -> None:
+    server.queue(*[Reply(b"<html>bad gateway</html>") for _ in range(4)])
+    with pytest.raises(LLMError, match="unreadable response"):
+        nav(server).rank(make_request())
+    assert len(server.received) == 4

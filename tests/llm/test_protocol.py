@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 import time
@@ -153,3 +154,25 @@ def test_limiter_bounds_concurrency_and_can_be_resized() -> None:
     assert lim.limit == 1
     with pytest.raises(ConfigError):
         lim.set_limit(0)
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@given(
+    st.one_of(_json, st.fixed_dictionaries({"ranked_ids": _json, "done": _json})),
+    st.text(max_size=60),
+)
+def test_parsing_and_validation_never_raise(payload: object, text: str) -> None:
+    req = _request(5, 3)
+    for parsed in (parse_rank_payload(payload), find_rank_json(text + json.dumps(payload))):
+        if parsed is not None:
+            reply = build_reply(req, parsed)
+            assert set(reply.ranked_ids) <= req.allowed_ids
+            assert isinstance(reply.done, bool)

@@ -133,7 +133,13 @@ def classify_status(status: int, headers: Mapping[str, str] | None, detail: str)
 
 
 def map_sdk_error(exc: Exception, sdk: Any) -> Exception:
-    """Map an anthropic/openai SDK exception (same class layout in both) to ours."""
+    """Map an anthropic/openai SDK exception (same class layout in both) to ours.
+
+    Also takes the ``ValueError`` an SDK raises on a body that is not JSON (an HTML error
+    page from a proxy): transient.
+    """
+    if not isinstance(exc, sdk.APIError):
+        return TransientProviderError(f"unreadable response: {exc}")
     if isinstance(exc, sdk.APITimeoutError):
         return TransientProviderError(f"timeout: {exc}")
     if isinstance(exc, sdk.APIConnectionError):
@@ -141,7 +147,8 @@ def map_sdk_error(exc: Exception, sdk: Any) -> Exception:
     if isinstance(exc, sdk.APIStatusError):
         headers = dict(exc.response.headers) if exc.response is not None else None
         return classify_status(int(exc.status_code), headers, str(exc.message)[:300])
-    return exc
+    # e.g. a response the SDK cannot validate: worth another try, an LLMError after retries
+    return TransientProviderError(f"unreadable response: {exc}")
 
 
 class ProviderNavigator(Navigator):

@@ -107,7 +107,7 @@ class AnthropicNavigator(ProviderNavigator):
         body = self.build_body(request, correction)
         try:
             resp = self._client.messages.create(**body, timeout=self.policy.timeout_s)
-        except anthropic.AnthropicError as exc:
+        except (anthropic.AnthropicError, ValueError) as exc:  # ValueError: a body that is not JSON
             raise map_sdk_error(exc, anthropic) from exc
         content = getattr(resp, "content", None) or []  # none: handled as "no tool call"
         tool_input: dict[str, Any] | str | None = None

@@ -106,7 +106,7 @@ class OpenAINavigator(ProviderNavigator):
         body = self.build_body(request, correction)
         try:
             resp = self._client.chat.completions.create(**body, timeout=self.policy.timeout_s)
-        except openai.OpenAIError as exc:
+        except (openai.OpenAIError, ValueError) as exc:  # ValueError: a body that is not JSON
             raise map_sdk_error(exc, openai) from exc
         u = getattr(resp, "usage", None)
         prompt = int(getattr(u, "prompt_tokens", 0) or 0)
