@@ -115,6 +115,32 @@ def write_report(summary: Mapping[str, Any], out_dir: Path) -> Path:
 
 def comparison_table(summaries: Sequence[Mapping[str, Any]]) -> str:
     """One row per run (overall means), for a README "Results" section."""
-    rows = [(s["run"]["name"], s["overall"]) for s in summaries]
-    extra = (("mean_calls", "calls/q"), ("mean_wall_s", "wall s/q"))
-    return markdown_table(rows, (*METRIC_COLUMNS, *extra), "run")
+    columns = (
+        ("recall_at_gold", "recall@gold"),
+        ("exact_at_gold", "exact@gold"),
+        ("mrr", "MRR"),
+        ("ndcg_at_10", "nDCG@10"),
+        ("acc_at_1", "Acc@1"),
+        ("acc_at_5", "Acc@5"),
+        ("acc_at_10", "Acc@10"),
+        ("mean_calls", "nav. calls/q"),
+        ("mean_wall_s", "wall s/q"),
+    )
+    head = ["run", "trees", "strategy", "navigator", "ranker", "n", *(t for _, t in columns)]
+    lines = [
+        "| " + " | ".join(head) + " |",
+        "| " + " | ".join(["---"] * 5 + ["---:"] * (len(head) - 5)) + " |",
+    ]
+    for summary in summaries:
+        run, overall = summary["run"], summary["overall"]
+        cells = [
+            f"`{run['name']}`",
+            run["universe"],
+            run["strategy"],
+            run["llm"],
+            run.get("ranker") or "none",
+            str(overall["n"]),
+            *(_cell(overall.get(k), k) for k, _ in columns),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
