@@ -187,6 +187,8 @@ def test_vector_scorer_caches_field_embeddings() -> None:
     first = len(emb.texts)
     scorer.score("beta", ["a/b.py", "a/c.py"])
     assert len(emb.texts) == first + 1  # only the new query
+    scorer.score("beta", ["a/b.py", "a/d.py"])
+    assert len(emb.texts) == first + 3  # d.py and a/d.py; the query embedding is kept
     assert scorer.score("the", ["a/b.py"]) is None
 
 

@@ -281,6 +281,7 @@ class VectorPathScorer(PathScorer):
         self.boost = boost
         self.weights = weights
         self._cache: dict[str, npt.NDArray[np.float32]] = {}
+        self._query: tuple[str, npt.NDArray[np.float32]] | None = None  # rounds repeat the query
 
     def _vectors(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         missing = list(dict.fromkeys(t for t in texts if t and t not in self._cache))
@@ -298,7 +299,9 @@ class VectorPathScorer(PathScorer):
         boost = exact_mention_mask(query, paths)
         if not query_terms(query) and not boost.any():
             return None
-        q = self.embedder.embed([query])[0].astype(np.float32)
+        if self._query is None or self._query[0] != query:
+            self._query = (query, self.embedder.embed([query])[0].astype(np.float32))
+        q = self._query[1]
         fields = [path_fields(p) for p in paths]
         scores = np.zeros(len(paths), dtype=np.float64)
         for f in range(3):
