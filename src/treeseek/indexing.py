@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import re
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -117,12 +116,19 @@ def default_hooks() -> list[IndexHook]:
     return hooks
 
 
-_UNCLEAN_PATH = re.compile(r"(?:^|/)\.{1,2}(?:/|$)|//|^/|/$|\x00")
+def is_clean_path(path: str) -> bool:
+    """Whether ``path`` is a clean repo-relative POSIX path: not empty, no leading or trailing
+    ``/``, no empty, ``.`` or ``..`` parts, no NUL. (Plain ``str`` tests: a regex costs 10x.)"""
+    if not path or path[0] == "/" or path[-1] == "/" or "//" in path or "\x00" in path:
+        return False
+    if path[0] == "." or "/." in path:
+        return not any(part in (".", "..") for part in path.split("/"))
+    return True
 
 
 def check_relative_path(path: str) -> None:
     """Raise :class:`PathError` unless ``path`` is a clean repo-relative POSIX path."""
-    if not path or _UNCLEAN_PATH.search(path):
+    if not is_clean_path(path):
         raise PathError(
             f"path {path!r} is not a clean repo-relative path (no leading '/', no '.' or '..'"
             " parts, no empty parts); fix the path list"
@@ -154,10 +160,10 @@ def _collect(
     listed_dirs: set[str] = set()
     dirs: set[str] = {ROOT_PATH}
     file_type = NodeType.FILE
-    unclean = _UNCLEAN_PATH.search
+    clean = is_clean_path
     for count, entry in enumerate(builder.entries(warnings), 1):
         path = entry.path
-        if not path or unclean(path):
+        if not clean(path):
             check_relative_path(path)  # raises with the full explanation
         if entry.type is file_type:
             files[path] = entry

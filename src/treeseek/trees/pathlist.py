@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO
 
 from treeseek.errors import BuildError, PathError
+from treeseek.indexing import is_clean_path
 from treeseek.trees.model import NodeType, TreeSource
 from treeseek.trees.source import SourceEntry, SourceWarnings, TreeBuilder
 
@@ -47,9 +48,10 @@ def normalize_listed_path(raw: str) -> tuple[str, NodeType]:
     return "/".join(parts), NodeType.DIRECTORY if is_dir else NodeType.FILE
 
 
-#: anything that needs normalizing or rejecting: "." / ".." parts, empty parts, a leading or
-#: trailing "/", backslashes, NUL, a drive letter
-_NEEDS_WORK = re.compile(r"(?:^|/)\.{1,2}(?:/|$)|//|^/|/$|\\|\x00|^[A-Za-z]:[/\\]")
+def _needs_work(path: str) -> bool:
+    """Whether a listed path must be normalized or rejected (rare): backslashes, a drive
+    letter, or anything :func:`~treeseek.indexing.is_clean_path` refuses."""
+    return "\\" in path or (len(path) > 2 and path[1] == ":") or not is_clean_path(path)
 
 
 _ENTRY_SLOTS = tuple(
@@ -83,7 +85,7 @@ class PathListBuilder(TreeBuilder):
 
     def entries(self, warnings: SourceWarnings) -> Iterator[SourceEntry]:
         file_type = NodeType.FILE
-        needs_work = _NEEDS_WORK.search
+        needs_work = _needs_work
         for raw in self._paths:
             if not isinstance(raw, str):
                 raise BuildError(f"a path list holds strings, got {type(raw).__name__}: {raw!r}")
