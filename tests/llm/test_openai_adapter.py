@@ -227,3 +227,22 @@ def test_non_json_body_is_retried_then_raised(server: LoopbackServer) -> None:
     with pytest.raises(LLMError, match="unreadable response"):
         nav(server).rank(make_request())
     assert len(server.received) == 4
+
+
+def test_server_rejecting_forced_tool_choice_gets_auto(server: LoopbackServer) -> None:
+    err = {
+        "error": {
+            "message": "tool_choice param only supports 'auto'",
+            "type": "invalid_request_error",
+        }
+    }
+    server.queue(
+        Reply(err, 400),
+        Reply(openai_reply(rank_args(["n2"]))),
+        Reply(openai_reply(rank_args(["n3"]))),
+    )
+    n = nav(server)
+    assert n.rank(make_request()).ranked_ids == ["n2"]
+    assert n.rank(make_request()).ranked_ids == ["n3"]
+    choices = [r.body["tool_choice"] for r in server.received]
+    assert choices == [{"type": "function", "function": {"name": "rank"}}, "auto", "auto"]

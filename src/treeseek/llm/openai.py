@@ -15,6 +15,7 @@ vLLM, llama.cpp's server, LM Studio).
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import openai
@@ -43,6 +44,8 @@ RANK_FUNCTION: dict[str, Any] = {
     },
 }
 FORCED_TOOL_CHOICE: dict[str, Any] = {"type": "function", "function": {"name": "rank"}}
+log = logging.getLogger("treeseek.llm")
+
 #: servers that need no key still make the SDK want one
 PLACEHOLDER_KEY = "not-needed"
 
@@ -106,6 +109,14 @@ class OpenAINavigator(ProviderNavigator):
         body = self.build_body(request, correction)
         try:
             resp = self._client.chat.completions.create(**body, timeout=self.policy.timeout_s)
+        except openai.BadRequestError as exc:
+            if not (self.force_tool and "tool_choice" in str(exc)):
+                raise map_sdk_error(exc, openai) from exc
+            # some local servers reject a named tool_choice: offer the tool unforced from now
+            # on (the text-JSON fallback and the corrective retry cover a model that ignores it)
+            log.warning("%s rejected a forced tool_choice (%s); using auto", self.name, exc)
+            self.force_tool = False
+            return self._send(request, correction)
         except (openai.OpenAIError, ValueError) as exc:  # ValueError: a body that is not JSON
             raise map_sdk_error(exc, openai) from exc
         u = getattr(resp, "usage", None)
