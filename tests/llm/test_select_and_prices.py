@@ -13,6 +13,7 @@ from treeseek.llm.base import Usage
 from treeseek.llm.lexical import LexicalNavigator
 from treeseek.llm.openai import OpenAINavigator
 from treeseek.llm.prices import estimate_cost, price_for
+from treeseek.llm.replay import RecordingNavigator
 from treeseek.llm.scripted import ScriptedNavigator
 from treeseek.llm.select import navigator_from_spec
 
@@ -63,6 +64,17 @@ def test_config_sets_policy_and_concurrency() -> None:
         assert shared_limiter().limit == 7
     finally:
         shared_limiter().set_limit(before)
+
+
+def test_record_env_wraps_the_navigator(tmp_path: Path) -> None:
+    out = tmp_path / "rec" / "calls.jsonl"
+    nav = navigator_from_spec("lexical", env={"TREESEEK_LLM_RECORD": str(out)})
+    assert isinstance(nav, RecordingNavigator) and nav.name == "lexical"
+    assert out.exists()
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    with pytest.raises(ConfigError, match="cannot write replay file"):
+        navigator_from_spec("lexical", env={"TREESEEK_LLM_RECORD": str(blocked / "x.jsonl")})
 
 
 def test_scripted_replay_spec(tmp_path: Path) -> None:

@@ -102,6 +102,13 @@ class RecordingNavigator(Navigator):
     def __init__(self, inner: Navigator, path: str | Path) -> None:
         self.inner = inner
         self.path = Path(path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.touch()
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot write replay file {self.path}: {exc.strerror or exc}"
+            ) from exc
         self.name = inner.name
         self.supports_cache = inner.supports_cache
         self._lock = threading.Lock()

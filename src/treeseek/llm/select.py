@@ -78,8 +78,21 @@ def navigator_from_spec(
     env: Mapping[str, str] = os.environ,
     config: Mapping[str, Any] | None = None,
 ) -> Navigator:
-    """Build the navigator for ``spec`` (``None``: the default). Raises ConfigError."""
-    cfg = config or {}
+    """Build the navigator for ``spec`` (``None``: the default). Raises ConfigError.
+
+    With ``TREESEEK_LLM_RECORD=FILE`` every call is also appended to FILE, a replay file for
+    ``replay:FILE`` (see :mod:`treeseek.llm.replay`).
+    """
+    nav = _build(spec, env, config or {})
+    record = _env(env, "TREESEEK_LLM_RECORD")
+    if record is None:
+        return nav
+    from treeseek.llm.replay import RecordingNavigator
+
+    return RecordingNavigator(nav, record)
+
+
+def _build(spec: str | None, env: Mapping[str, str], cfg: Mapping[str, Any]) -> Navigator:
     text = (spec or "").strip() or default_spec(env, cfg)
     provider, sep, rest = text.partition(":")
     provider = provider.strip().lower()
