@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -372,21 +373,26 @@ def test_fast_path_list_entries_equal_the_constructor() -> None:
     ),
     st.data(),
 )
-def test_sibling_orders_follow_the_documented_sort_key(
+def test_stored_sibling_order_is_the_documented_sort_key(
     names: list[str], data: st.DataObject
 ) -> None:
-    from treeseek.indexing import sibling_orders
+    from treeseek.indexing import sort_siblings
 
     is_dir = {n: data.draw(st.booleans()) for n in names}
-    dirs = {""} | {f"p/{n}" for n in names if is_dir[n]} | {"p"}
-    files = [f"p/{n}" for n in names if not is_dir[n]]
-    order, counts = sibling_orders(files, dirs)
+    assert sort_siblings(list(names)) == sorted(names, key=lambda n: (n.casefold(), n))
+    listing = [f"p/{n}/" if is_dir[n] else f"p/{n}" for n in names]
+    with (
+        tempfile.TemporaryDirectory() as scratch,
+        treeseek.open(Path(scratch) / "order.db", hooks=[]) as db,
+    ):
+        db.index(PathListBuilder(listing), name="t")
+        children = db.children("t", "p")
     expected = sorted(
         names,
         key=lambda n: sibling_sort_key(n, NodeType.DIRECTORY if is_dir[n] else NodeType.FILE),
     )
-    assert sorted(names, key=lambda n: order[f"p/{n}"]) == expected
-    assert counts["p"] == len(names) and counts[""] == 1
+    assert [c.name for c in children] == expected
+    assert [c.order for c in children] == list(range(len(names)))
 
 
 def test_walk_is_depth_first_in_sibling_order(database: Database) -> None:

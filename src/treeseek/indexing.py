@@ -152,13 +152,32 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+@dataclass(slots=True)
+class _Layout:
+    """What a source lists, shaped for building nodes: files by path, every directory (listed
+    or implied, the root included), and the child names of each directory."""
+
+    files: dict[str, SourceEntry] = field(default_factory=dict)
+    dirs: set[str] = field(default_factory=lambda: {ROOT_PATH})
+    dir_names: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    file_names: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+
+    def add_dir(self, path: str) -> None:
+        """Register ``path`` and its missing ancestors as directories."""
+        dirs, dir_names = self.dirs, self.dir_names
+        while path not in dirs:
+            dirs.add(path)
+            parent, _, name = path.rpartition("/")
+            dir_names[parent].append(name)
+            path = parent
+
+
 def _collect(
     builder: TreeBuilder, warnings: SourceWarnings, progress: ProgressCallback | None
-) -> tuple[dict[str, SourceEntry], set[str]]:
-    """Files by path and the set of directory paths (listed or implied, root included)."""
-    files: dict[str, SourceEntry] = {}
-    listed_dirs: set[str] = set()
-    dirs: set[str] = {ROOT_PATH}
+) -> _Layout:
+    """Enumerate the builder once, checking every path."""
+    layout = _Layout()
+    files, dirs, file_names = layout.files, layout.dirs, layout.file_names
     file_type = NodeType.FILE
     clean = is_clean_path
     for count, entry in enumerate(builder.entries(warnings), 1):
@@ -166,16 +185,16 @@ def _collect(
         if not clean(path):
             check_relative_path(path)  # raises with the full explanation
         if entry.type is file_type:
+            if path not in files:
+                parent, _, name = path.rpartition("/")
+                file_names[parent].append(name)
+                if parent not in dirs:
+                    layout.add_dir(parent)
             files[path] = entry
         else:
-            listed_dirs.add(path)
-        parent = path.rpartition("/")[0]
-        while parent not in dirs:  # implied ancestors
-            dirs.add(parent)
-            parent = parent.rpartition("/")[0]
+            layout.add_dir(path)
         if progress is not None and count % 5000 == 0:
             progress(IndexProgress("scan", count))
-    dirs.update(listed_dirs)
     clash = dirs.intersection(files)
     if clash:
         example = min(clash)
@@ -183,7 +202,7 @@ def _collect(
             f"{example!r} is listed as a file but other paths are under it; a path cannot be"
             " both a file and a directory"
         )
-    return files, dirs
+    return layout
 
 
 def _decide(
@@ -282,107 +301,90 @@ def _make_node(
     return node
 
 
-def sibling_orders(
-    files: Iterable[str], dirs: Iterable[str]
-) -> tuple[dict[str, int], dict[str, int]]:
-    """Position of every path among its siblings, and the child count of every directory.
-
-    The order is :func:`~treeseek.trees.model.sibling_sort_key`'s (directories first, then
-    ``casefold()``, then the exact name), computed with two stable C-level sorts per group
-    instead of a key tuple per node (a test checks both agree).
+def sort_siblings(names: list[str]) -> list[str]:
+    """Sort names of one type in place, in :func:`~treeseek.trees.model.sibling_sort_key`
+    order (``casefold()``, then the exact name), with two stable C-level sorts instead of a
+    key tuple per name (a test checks both agree). Directories precede files by construction.
     """
-    dir_names: dict[str, list[str]] = defaultdict(list)
-    file_names: dict[str, list[str]] = defaultdict(list)
-    for path in dirs:
-        if path:
-            parent, _, name = path.rpartition("/")
-            dir_names[parent].append(name)
-    for path in files:
-        parent, _, name = path.rpartition("/")
-        file_names[parent].append(name)
-    order: dict[str, int] = {}
-    child_count: dict[str, int] = {}
-    casefold = str.casefold
-    for parent in {*dir_names, *file_names}:
-        prefix = parent + "/" if parent else ""
-        position = 0
-        for names in (dir_names.get(parent), file_names.get(parent)):
-            if not names:
-                continue
-            names.sort()
-            names.sort(key=casefold)  # stable: ties keep exact-name order
-            for name in names:
-                order[prefix + name] = position
-                position += 1
-        child_count[parent] = position
-    return order, child_count
+    names.sort()
+    names.sort(key=str.casefold)  # stable: ties keep exact-name order
+    return names
 
 
-def _build_nodes(files: dict[str, _FileOutcome], dirs: set[str]) -> tuple[list[Node], int]:
-    """Every node of the tree, in path order (root first), and the maximum depth."""
-    directory, file = NodeType.DIRECTORY, NodeType.FILE
-    order, child_count = sibling_orders(files, dirs)
-    all_paths = sorted((*dirs, *files))
-    ids = {path: node_id_for_path(path) for path in all_paths}
-    if len(set(ids.values())) != len(ids):
-        _raise_collision(ids)
-
-    nodes: list[Node] = []
+def _build_nodes(layout: _Layout, outcomes: dict[str, _FileOutcome]) -> tuple[list[Node], int]:
+    """Every node of the tree, depth-first in sibling order, and the maximum depth."""
+    directory, file, no_content = NodeType.DIRECTORY, NodeType.FILE, ContentStatus.NONE
+    dir_names, file_names = layout.dir_names, layout.file_names
+    make, node_id = _make_node, node_id_for_path
+    empty: list[str] = []
+    root_id = node_id(ROOT_PATH)
+    nodes = [
+        make(
+            root_id,
+            ROOT_PATH,
+            directory,
+            None,
+            0,
+            0,
+            len(dir_names.get(ROOT_PATH, empty)) + len(file_names.get(ROOT_PATH, empty)),
+            None,
+            None,
+            no_content,
+        )
+    ]
     max_depth = 0
-    make = _make_node
-    none_status = ContentStatus.NONE
-    for path in all_paths:
-        if not path:
-            nodes.append(
-                make(
-                    ids[path],
-                    path,
-                    directory,
-                    None,
-                    0,
-                    0,
-                    child_count.get(path, 0),
-                    None,
-                    None,
-                    none_status,
+    stack: list[tuple[str, str, int]] = [(ROOT_PATH, root_id, 0)]
+    while stack:
+        parent, parent_id, parent_depth = stack.pop()
+        prefix = parent + "/" if parent else ""
+        depth = parent_depth + 1
+        position = 0
+        subdirs = dir_names.get(parent)
+        if subdirs:
+            for name in sort_siblings(subdirs):
+                path = prefix + name
+                nid = node_id(path)
+                count = len(dir_names.get(path, empty)) + len(file_names.get(path, empty))
+                nodes.append(
+                    make(
+                        nid,
+                        path,
+                        directory,
+                        parent_id,
+                        depth,
+                        position,
+                        count,
+                        None,
+                        None,
+                        no_content,
+                    )
                 )
-            )
-            continue
-        depth = path.count("/") + 1
-        if depth > max_depth:
+                stack.append((path, nid, depth))
+                position += 1
+        children = file_names.get(parent)
+        if children:
+            for name in sort_siblings(children):
+                path = prefix + name
+                outcome = outcomes[path]
+                nodes.append(
+                    make(
+                        node_id(path),
+                        path,
+                        file,
+                        parent_id,
+                        depth,
+                        position,
+                        0,
+                        outcome.size,
+                        outcome.content_hash,
+                        outcome.status,
+                    )
+                )
+                position += 1
+        if position and depth > max_depth:
             max_depth = depth
-        parent_id = ids[path.rpartition("/")[0]]
-        outcome = files.get(path)
-        if outcome is None:
-            nodes.append(
-                make(
-                    ids[path],
-                    path,
-                    directory,
-                    parent_id,
-                    depth,
-                    order[path],
-                    child_count.get(path, 0),
-                    None,
-                    None,
-                    none_status,
-                )
-            )
-        else:
-            nodes.append(
-                make(
-                    ids[path],
-                    path,
-                    file,
-                    parent_id,
-                    depth,
-                    order[path],
-                    0,
-                    outcome.size,
-                    outcome.content_hash,
-                    outcome.status,
-                )
-            )
+    if len({n.id for n in nodes}) != len(nodes):
+        _raise_collision({n.path: n.id for n in nodes})
     return nodes, max_depth
 
 
@@ -431,7 +433,8 @@ def index_tree(
     if max_file_bytes < 0:
         raise BuildError(f"max_file_bytes must be >= 0, got {max_file_bytes}")
     warnings = SourceWarnings()
-    files, dirs = _collect(builder, warnings, progress)
+    layout = _collect(builder, warnings, progress)
+    files, dirs = layout.files, layout.dirs
 
     exists = store.has_tree(name)
     previous: str | None = name if exists else None
@@ -464,7 +467,7 @@ def index_tree(
         if progress is not None and (done % 200 == 0 or done == total):
             progress(IndexProgress("read", done, total))
 
-    nodes, max_depth = _build_nodes(outcomes, dirs)
+    nodes, max_depth = _build_nodes(layout, outcomes)
 
     to_write: list[Node] = []
     signatures: dict[str, str] = {}
