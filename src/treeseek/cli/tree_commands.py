@@ -128,7 +128,8 @@ def index_command(
     path: Annotated[
         Path | None,
         typer.Argument(
-            help="Directory to index (a git checkout honours git's ignores).", show_default=False
+            help="Directory to index (a git checkout honours git's ignores), or a path-list file.",
+            show_default=False,
         ),
     ] = None,
     name: Annotated[
