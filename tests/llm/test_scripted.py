@@ -130,3 +130,12 @@ def test_scripted_is_thread_safe() -> None:
     for t in threads:
         t.join()
     assert len(nav.requests) == 50 and nav.remaining == 0
+
+
+def test_recording_survives_non_utf8_names(tmp_path: Path) -> None:
+    odd = b"caf\xe9.py".decode("utf-8", "surrogateescape")
+    log = tmp_path / "calls.jsonl"
+    req = _req("cafe", [odd, "menu.py"])
+    RecordingNavigator(ScriptedNavigator([ScriptedReply([odd], True)]), log).rank(req)
+    replayed = ScriptedNavigator.from_replay(log).rank(req)
+    assert replayed.ranked_ids == ["n1"] and replayed.done

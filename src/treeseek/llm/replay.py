@@ -46,8 +46,8 @@ class RecordedCall:
     pick_limit: int = 0
 
     def to_json(self) -> str:
-        data = asdict(self)
-        return json.dumps(data, ensure_ascii=False)
+        # ASCII escapes: a non-UTF-8 file name (surrogate-escaped) still writes and reads back
+        return json.dumps(asdict(self))
 
     @classmethod
     def from_json(cls, line: str, where: str) -> RecordedCall:
