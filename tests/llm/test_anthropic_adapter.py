@@ -263,3 +263,11 @@ def test_unexpected_json_shape_is_a_malformed_reply(server: LoopbackServer) -> N
     reply = nav(server).rank(make_request())
     assert reply.ranked_ids == [] and reply.done is False
     assert len(server.received) == 2  # the first call and the corrective one
+
+
+def test_non_utf8_file_names_travel_as_replacement_characters(server: LoopbackServer) -> None:
+    odd = b"caf\xe9.py".decode("utf-8", "surrogateescape")  # as the tree stores such a name
+    server.queue(Reply(anthropic_tool_reply(["n1"])))
+    reply = nav(server).rank(make_request(segments=(Segment(f"- path: {odd}"),)))
+    assert reply.ranked_ids == ["n1"]
+    assert server.received[0].body["system"][0]["text"] == "- path: caf\ufffd.py"

@@ -246,3 +246,11 @@ def test_server_rejecting_forced_tool_choice_gets_auto(server: LoopbackServer) -
     assert n.rank(make_request()).ranked_ids == ["n3"]
     choices = [r.body["tool_choice"] for r in server.received]
     assert choices == [{"type": "function", "function": {"name": "rank"}}, "auto", "auto"]
+
+
+def test_non_utf8_file_names_travel_as_replacement_characters(server: LoopbackServer) -> None:
+    odd = b"caf\xe9.py".decode("utf-8", "surrogateescape")
+    server.queue(Reply(openai_reply(rank_args(["n1"]))))
+    reply = nav(server).rank(make_request(segments=(Segment(f"- path: {odd}"),)))
+    assert reply.ranked_ids == ["n1"]
+    assert server.received[0].body["messages"][1]["content"][0]["text"] == "- path: caf\ufffd.py"

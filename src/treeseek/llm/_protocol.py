@@ -101,6 +101,18 @@ class Correction:
     message: str = CORRECTION_MESSAGE
 
 
+def wire_text(text: str) -> str:
+    """``text`` as valid Unicode for a JSON request body.
+
+    Tree paths keep undecodable bytes of non-UTF-8 file names as surrogate escapes; those
+    cannot be encoded, so they travel as U+FFFD. Candidates keep their ids, so ranking is
+    unaffected (only a model answering with such a path, not an id, cannot be resolved).
+    """
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
     """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or HTTP date)."""
     if not headers:

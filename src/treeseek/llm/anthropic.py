@@ -25,6 +25,7 @@ from treeseek.llm._protocol import (
     RawReply,
     RetryPolicy,
     map_sdk_error,
+    wire_text,
 )
 from treeseek.llm.base import RANK_TOOL, RankRequest, Segment, Usage
 
@@ -39,7 +40,7 @@ def system_blocks(segments: tuple[Segment, ...]) -> list[dict[str, Any]]:
     marked = set(wanted[-MAX_CACHE_BREAKPOINTS:])
     blocks: list[dict[str, Any]] = []
     for i, seg in enumerate(segments):
-        block: dict[str, Any] = {"type": "text", "text": seg.text}
+        block: dict[str, Any] = {"type": "text", "text": wire_text(seg.text)}
         if i in marked:
             block["cache_control"] = {"type": "ephemeral"}
         blocks.append(block)
@@ -47,12 +48,13 @@ def system_blocks(segments: tuple[Segment, ...]) -> list[dict[str, Any]]:
 
 
 def user_messages(message: str, correction: Correction | None) -> list[dict[str, Any]]:
+    message = wire_text(message)
     if correction is None:
         return [{"role": "user", "content": message}]
     if correction.previous_text.strip():
         return [
             {"role": "user", "content": message},
-            {"role": "assistant", "content": correction.previous_text},
+            {"role": "assistant", "content": wire_text(correction.previous_text)},
             {"role": "user", "content": correction.message},
         ]
     parts = [{"type": "text", "text": message}, {"type": "text", "text": correction.message}]

@@ -28,6 +28,7 @@ from treeseek.llm._protocol import (
     RawReply,
     RetryPolicy,
     map_sdk_error,
+    wire_text,
 )
 from treeseek.llm.base import RANK_TOOL, RankRequest, Usage
 
@@ -86,12 +87,13 @@ class OpenAINavigator(ProviderNavigator):
         """The Chat Completions request body (also what the loopback tests check)."""
         messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_MESSAGE}]
         if request.segments:
-            parts = [{"type": "text", "text": s.text} for s in request.segments]
+            parts = [{"type": "text", "text": wire_text(s.text)} for s in request.segments]
             messages.append({"role": "user", "content": parts})
-        messages.append({"role": "user", "content": request.message})
+        messages.append({"role": "user", "content": wire_text(request.message)})
         if correction is not None:
             if correction.previous_text.strip():
-                messages.append({"role": "assistant", "content": correction.previous_text})
+                previous = wire_text(correction.previous_text)
+                messages.append({"role": "assistant", "content": previous})
             messages.append({"role": "user", "content": correction.message})
         body: dict[str, Any] = {
             "model": self.model,
