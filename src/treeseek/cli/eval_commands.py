@@ -151,7 +151,7 @@ def run_command(
             universe = ContentsUniverse(parse_repo_mappings(repo or []), related=related)
         universe.check(i.commit_key for i in instances)
         settings = RunSettings(
-            dataset=str(dataset),
+            dataset=str(dataset.resolve()),
             universe=universe.kind.value,
             strategy=strategy,
             llm=llm,
