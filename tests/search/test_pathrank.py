@@ -16,6 +16,7 @@ from treeseek.search.pathrank import (
     VectorPathScorer,
     code_tokens,
     exact_mention_mask,
+    field_tokens,
     path_fields,
     query_terms,
 )
@@ -212,3 +213,10 @@ def test_bm25_scores_are_finite_nonnegative_and_aligned(paths: list[str], query:
         for j, r in enumerate(paths):
             if p == r:
                 assert scores[i] == scores[j]
+
+
+@given(st.from_regex(r"[A-Za-z0-9_.\- ]{1,8}(/[A-Za-z0-9_.\- ]{1,8}){0,4}", fullmatch=True))
+def test_path_field_tokens_contain_the_other_fields(path: str) -> None:
+    # BM25PathScorer skips a path whose full-path tokens miss every query term
+    base, parent, full = field_tokens(path)
+    assert set(base) | set(parent) <= set(full)

@@ -27,7 +27,7 @@ import math
 import re
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -217,20 +217,30 @@ class BM25PathScorer(PathScorer):
         docs = [field_tokens(p) for p in paths]
         # per field: (doc index, length, query-term hits) of docs with a hit; df and avgdl from
         # the candidates unless corpus stats were given (only query terms need a df)
-        hits: list[list[tuple[int, int, list[str]]]] = [[], [], []]
-        local_df: list[Counter[str]] = [Counter(), Counter(), Counter()]
+        hits: list[list[tuple[int, int, dict[str, int]]]] = [[], [], []]
+        local_df: list[dict[str, int]] = [{}, {}, {}]
         total_len = [0, 0, 0]
         for i, fields in enumerate(docs):
+            total_len[0] += len(fields[0])
+            total_len[1] += len(fields[1])
+            total_len[2] += len(fields[2])
+            if terms.isdisjoint(fields[2]):  # the path field holds every token of the others
+                continue
             for f in range(3):
                 toks = fields[f]
-                total_len[f] += len(toks)
-                found = [t for t in toks if t in terms]
-                if found:
-                    hits[f].append((i, len(toks), found))
-                    local_df[f].update(set(found))
+                tf: dict[str, int] = {}
+                for t in toks:
+                    if t in terms:
+                        tf[t] = tf.get(t, 0) + 1
+                if tf:
+                    hits[f].append((i, len(toks), tf))
+                    field_df = local_df[f]
+                    for t in tf:
+                        field_df[t] = field_df.get(t, 0) + 1
+        dfs: Sequence[Mapping[str, int]]
         if self.stats is None:
             n_docs = len(paths)
-            dfs: Sequence[Counter[str]] = local_df
+            dfs = local_df
             avgdls = [total_len[f] / n_docs for f in range(3)]
         else:
             n_docs, dfs, avgdls = self.stats.n_docs, self.stats.df, list(self.stats.avgdl)
@@ -242,13 +252,13 @@ class BM25PathScorer(PathScorer):
             avgdl = avgdls[f] or 1.0
             weight = self.weights[f]
             idf: dict[str, float] = {}
-            for i, length, found in hits[f]:
+            for i, length, tf in hits[f]:
                 norm = k1 * (1.0 - b + b * length / avgdl)
                 s = 0.0
-                for t, n in Counter(found).items():
+                for t, n in tf.items():
                     w = idf.get(t)
                     if w is None:
-                        d = df[t]
+                        d = df.get(t, 0)
                         w = idf[t] = math.log(1.0 + (n_docs - d + 0.5) / (d + 0.5))
                     s += w * n * (k1 + 1.0) / (n + norm)
                 matched = True
