@@ -455,3 +455,15 @@ def test_a_concurrent_writer_is_detected_not_overwritten(tmp_path: Path, existin
         assert [n.path for n in db.subtree("t") if n.is_file] == ["other.py"]
         db.index(PathListBuilder(["mine.py"]), name="t")  # the next run completes
         assert [n.path for n in db.subtree("t") if n.is_file] == ["mine.py"]
+
+
+def test_progress_reports_reading_and_writing(tmp_path: Path, repo: Path) -> None:
+    from treeseek.indexing import IndexProgress
+
+    events: list[IndexProgress] = []
+    with treeseek.open(tmp_path / "db.sqlite", hooks=[]) as db:
+        db.index(_builder(repo), name="r", progress=events.append)
+    reads = [e for e in events if e.phase == "read"]
+    assert reads and reads[-1].done == reads[-1].total == 13
+    writes = [e for e in events if e.phase == "write"]
+    assert [w.done for w in writes] == [0, writes[0].total] and writes[0].total == 13 + 2
