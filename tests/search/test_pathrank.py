@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from treeseek.embed.hashing import HashingEmbedder
@@ -193,6 +193,7 @@ def test_vector_scorer_caches_field_embeddings() -> None:
     assert scorer.score("the", ["a/b.py"]) is None
 
 
+@settings(max_examples=60, deadline=None)
 @given(
     st.lists(
         st.from_regex(r"[a-z]{1,6}(/[a-zA-Z_]{1,8}){0,3}(\.py)?", fullmatch=True),

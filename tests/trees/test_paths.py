@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from treeseek.trees.paths import MatchKind, PathResolver, normalize_returned_path, resolve_path
@@ -123,6 +123,7 @@ _segment = st.from_regex(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,7}", fullmatch=True).fil
 _path = st.lists(_segment, min_size=1, max_size=4).map("/".join)
 
 
+@settings(max_examples=60, deadline=None)
 @given(st.lists(_path, min_size=1, max_size=15, unique=True), st.data())
 def test_resolution_never_returns_a_non_candidate_and_spellings_agree(
     paths: list[str], data: st.DataObject
