@@ -8,6 +8,7 @@ and module names come from the paths, so the rebuilt :class:`FileCodeIndex` obje
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from treeseek.code.graph import CodeGraph
@@ -17,6 +18,7 @@ from treeseek.code.modules import module_name
 from treeseek.code.resolve import ResolvedTree, resolve_tree
 from treeseek.store.base import Store
 from treeseek.store.code_base import CodeStore
+from treeseek.trees.model import TreeInfo
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,3 +76,41 @@ def tree_code_graph(store: Store, code: CodeStore, tree: str) -> TreeCodeGraph:
     indexes = load_tree_indexes(store, code, tree)
     resolved = resolve_tree(indexes)
     return TreeCodeGraph(indexes, resolved, CodeGraph.build(indexes, resolved))
+
+
+#: trees whose graph a process keeps (a django graph is ~100 MB in memory)
+GRAPH_CACHE_TREES = 2
+
+
+class TreeGraphCache:
+    """Built graphs of the last few trees, per process.
+
+    Building a graph reads every file's symbols and edges and resolves them (seconds on a
+    django-sized tree), far more than a query's own work, so a retriever that walks the graph
+    keeps it. The key is the database (its file, else the store object), the tree's name and
+    root, and its last update: re-indexing a tree changes ``updated_at`` and so the key.
+    """
+
+    def __init__(self, size: int = GRAPH_CACHE_TREES) -> None:
+        self.size = max(1, size)
+        self._graphs: OrderedDict[tuple[str, ...], TreeCodeGraph] = OrderedDict()
+        self.builds = 0
+
+    def get(self, store: Store, code: CodeStore, tree: TreeInfo) -> TreeCodeGraph:
+        where = getattr(store, "path", None)  # SQLiteStore's file; other stores by identity
+        key = (
+            str(where) if where is not None else f"id:{id(store)}",
+            tree.name,
+            tree.root,
+            tree.updated_at.isoformat(),
+        )
+        graph = self._graphs.get(key)
+        if graph is not None:
+            self._graphs.move_to_end(key)
+            return graph
+        graph = tree_code_graph(store, code, tree.name)
+        self.builds += 1
+        self._graphs[key] = graph
+        while len(self._graphs) > self.size:
+            self._graphs.popitem(last=False)
+        return graph

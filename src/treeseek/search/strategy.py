@@ -30,7 +30,7 @@ AUTO_BEAM_MAX_NODES = 50
 #: the name under which the retriever of non-filesystem (document) trees registers
 DOCUMENT_STRATEGY = "document"
 #: modules that register further strategies when imported
-STRATEGY_MODULES: tuple[str, ...] = ("treeseek.search.flat",)
+STRATEGY_MODULES: tuple[str, ...] = ("treeseek.search.flat", "treeseek.search.graph_walk")
 #: what a caller who names no strategy and has no LLM gets, once registered (else ``auto``)
 NO_LLM_DEFAULT = "flat"
 #: path rankers for ConstrainedPathOrder (``--ranker``); ``flat`` reads file contents

@@ -220,7 +220,9 @@ class CodeGraphPolicy(WalkPolicy):
 
     A node's score is its parent's score times ``decay`` times the edge kind's weight, plus
     ``lexical`` times the share of the query's tokens found in the node's name. Seeds keep
-    their given scores (normalized so the best is 1). Nodes are ``(node_id, edge_kind)``.
+    their given scores (normalized so the best is 1). Nodes are ``(node_id, edge_kind,
+    direction)``: the edge that reached the node and whether it was followed forwards
+    (``"out"``: the parent calls/imports/inherits/contains the node) or backwards (``"in"``).
     """
 
     seeds: Sequence[tuple[str, float]]
@@ -240,10 +242,10 @@ class CodeGraphPolicy(WalkPolicy):
                 scores[node] = score / top
         state.cache["seed_scores"] = scores
         state.cache["query_tokens"] = set(code_tokens(query))
-        return [(node, "seed") for node in scores]
+        return [(node, "seed", "") for node in scores]
 
     def score(self, node: Any, step: WalkStep, store: Any, state: WalkState) -> float:
-        node_id, kind = node
+        node_id, kind, _ = node
         if step.parent_score is None:
             base = float(state.cache["seed_scores"].get(node_id, 0.0))
         else:
@@ -264,7 +266,7 @@ class CodeGraphPolicy(WalkPolicy):
                 table = graph.out if direction == "out" else graph.into
                 neighbours = sorted(table[kind].get(node_id, ()))[: self.fanout]
                 for n in neighbours:
-                    yield (n, kind)
+                    yield (n, kind, direction)
 
     def node_id(self, node: Any) -> Hashable:
         return str(node[0])
@@ -276,7 +278,7 @@ class CodeGraphPolicy(WalkPolicy):
             path=path,
             score=scored.score,
             symbol=qname,
-            metadata={"via": node[1]},
+            metadata={"via": node[1], "direction": node[2]} if node[2] else {"via": node[1]},
         )
 
 
