@@ -181,3 +181,27 @@ def test_put_code_replaces_rows_of_the_same_content(tmp_path: Path) -> None:
         assert [h.qname for h in store.search_symbols(["beta_fn"], {"h1"}, 5)] == ["beta_fn"]
     finally:
         db.close()
+
+
+def test_parallel_parsing_stores_the_same_layers(tmp_path: Path) -> None:
+    root = tmp_path / "many"
+    root.mkdir()
+    for i in range(80):  # above PARALLEL_MIN_FILES
+        (root / f"mod_{i}.py").write_text(f"def function_{i}(x):\n    return x + {i}\n")
+    (root / "broken.py").write_text("def (:\n  ???\n")
+    layers = []
+    for workers in (1, 2):
+        hook = CodeIndexHook(workers=workers)
+        database = treeseek.open(tmp_path / f"w{workers}.db", hooks=[hook])
+        try:
+            database.index(root, name="t")
+            assert hook.stats.parsed == 81
+            code = code_store_for(database.store)
+            hashes = _hashes(database, "t")
+            layers.append(
+                {p: [s.qname for s in code.symbols(h)] for p, h in sorted(hashes.items())}
+            )
+        finally:
+            database.close()
+    assert layers[0] == layers[1]
+    assert layers[0]["mod_7.py"] == ["function_7"]

@@ -8,8 +8,10 @@ removed files need no work here; they go when the store drops the content nobody
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from treeseek.code.model import FileCodeIndex
@@ -17,15 +19,45 @@ from treeseek.code.parse import index_file
 from treeseek.embed.base import Embedder
 from treeseek.indexing import ChangedFile
 from treeseek.store.base import TreeWriter
-from treeseek.store.code_sqlite import code_store_for
+from treeseek.store.code_base import PreparedCode
+from treeseek.store.code_sqlite import code_store_for, prepare_code
 from treeseek.trees.model import Node, TreeInfo
 
 #: characters of a file's outline that are embedded (the model truncates far below this)
 OUTLINE_CHARS = 2000
 #: texts per embedder call
 EMBED_BATCH = 64
+#: contents that are data, not source or prose: translation catalogs, vector images, tables,
+#: source maps, lock files. Their nodes stay in the tree (paths still match); their text is
+#: not chunked into the full-text index, where it would only add noise and size (in a django
+#: checkout, .po catalogs are a third of all text).
+DATA_SUFFIXES = (
+    ".po",
+    ".pot",
+    ".svg",
+    ".csv",
+    ".tsv",
+    ".min.js",
+    ".min.css",
+    ".map",
+    ".lock",
+)
+
+
+def is_data_file(path: str) -> bool:
+    return path.lower().endswith(DATA_SUFFIXES)
+
+
+#: below this many files to parse, a process pool costs more than it saves
+PARALLEL_MIN_FILES = 64
+#: files handed to a worker at a time
+PARALLEL_CHUNK = 16
 #: the vector kind the flat retriever reads
 OUTLINE_KIND = "outline"
+
+
+def _parse_job(job: tuple[str, bytes]) -> PreparedCode | str:
+    return _parse(*job)
 
 
 def file_outline(path: str, index: FileCodeIndex, text: str) -> str:
@@ -47,17 +79,31 @@ class CodeIndexStats:
     parsed: int = 0
     reused: int = 0
     embedded: int = 0
-    parse_seconds: float = 0.0
+    parse_seconds: float = 0.0  # wall time of parse + store (parsing may run in workers)
     store_seconds: float = 0.0
     embed_seconds: float = 0.0
     failures: list[str] = field(default_factory=list)
 
 
-class CodeIndexHook:
-    """Parses changed contents with :func:`treeseek.code.parse.index_file` and stores them."""
+def _parse(path: str, data: bytes) -> PreparedCode | str:
+    """Parse one file and compute its FTS token strings (runs in a worker process);
+    an unexpected failure comes back as its message, never as an exception."""
+    try:
+        return prepare_code(index_file(path, data))
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
 
-    def __init__(self, embedder: Embedder | None = None) -> None:
+
+class CodeIndexHook:
+    """Parses changed contents with :func:`treeseek.code.parse.index_file` and stores them.
+
+    With ``workers`` > 1 and at least :data:`PARALLEL_MIN_FILES` files to parse, parsing and
+    tokenizing run in a pool of forked processes while this process writes the rows.
+    """
+
+    def __init__(self, embedder: Embedder | None = None, *, workers: int | None = None) -> None:
         self.embedder = embedder
+        self.workers = workers if workers is not None else min(2, os.cpu_count() or 1)
         self.stats = CodeIndexStats()
 
     def apply(
@@ -68,32 +114,49 @@ class CodeIndexHook:
         removed: Sequence[Node],
     ) -> None:
         code = code_store_for(writer)
-        todo = [c for c in changed if c.data and c.node.content_hash]
+        todo = [
+            c for c in changed if c.data and c.node.content_hash and not is_data_file(c.node.path)
+        ]
         missing = code.missing_code({c.node.content_hash for c in todo if c.node.content_hash})
         self.stats.reused += len(todo) - len(missing)
-        outlines: dict[str, str] = {}
+        jobs: list[ChangedFile] = []
         for c in todo:
+            if c.node.content_hash in missing:
+                missing.discard(c.node.content_hash)
+                jobs.append(c)
+        outlines: dict[str, str] = {}
+        t0 = time.perf_counter()
+        for c, parsed in self._parsed(jobs):
             digest = c.node.content_hash
-            if digest is None or digest not in missing:
-                continue
-            missing.discard(digest)
-            t0 = time.perf_counter()
-            try:
-                index = index_file(c.node.path, c.data)
-            except Exception as exc:  # parse never fails indexing; parse.py degrades itself
-                self.stats.failures.append(f"{c.node.path}: {exc}")
+            assert digest is not None
+            if isinstance(parsed, str):
+                self.stats.failures.append(f"{c.node.path}: {parsed}")
                 continue
             t1 = time.perf_counter()
-            code.put_code(digest, index)
+            code.put_prepared(digest, parsed)
             self.stats.store_seconds += time.perf_counter() - t1
-            self.stats.parse_seconds += t1 - t0
             self.stats.parsed += 1
             if self.embedder is not None:
                 outlines[digest] = file_outline(
-                    c.node.path, index, c.data[:OUTLINE_CHARS].decode("utf-8", "replace")
+                    c.node.path, parsed.index, c.data[:OUTLINE_CHARS].decode("utf-8", "replace")
                 )
+        self.stats.parse_seconds += time.perf_counter() - t0
         if self.embedder is not None:
             self._embed(writer, todo, outlines)
+
+    def _parsed(
+        self, jobs: Sequence[ChangedFile]
+    ) -> Iterator[tuple[ChangedFile, PreparedCode | str]]:
+        if self.workers <= 1 or len(jobs) < PARALLEL_MIN_FILES:
+            for c in jobs:
+                yield c, _parse(c.node.path, c.data)
+            return
+        context = multiprocessing.get_context("fork")
+        with context.Pool(self.workers) as pool:
+            results = pool.imap(
+                _parse_job, ((c.node.path, c.data) for c in jobs), chunksize=PARALLEL_CHUNK
+            )
+            yield from zip(jobs, results, strict=True)
 
     def _embed(
         self, writer: TreeWriter, todo: Sequence[ChangedFile], outlines: dict[str, str]

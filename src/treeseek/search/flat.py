@@ -21,13 +21,14 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
+from treeseek.code.languages import language_for_path
 from treeseek.code.query import (
     MentionMatch,
     MentionResolver,
@@ -35,8 +36,9 @@ from treeseek.code.query import (
     extract_mentions,
     files_by_evidence,
 )
-from treeseek.code.tokenize import unique_tokens
+from treeseek.code.tokenize import code_tokens, unique_tokens
 from treeseek.embed.base import Embedder
+from treeseek.embed.neural import QueryEmbedder
 from treeseek.errors import RetrievalError
 from treeseek.llm.base import Usage
 from treeseek.search.base import FileHit, QueryOptions, Result, Retriever, SearchContext
@@ -47,6 +49,9 @@ from treeseek.store.code_sqlite import code_store_for
 from treeseek.trees.model import Node
 
 #: "test" (singular) is left out on purpose: it names library packages (django/test/)
+#: above this many files, path BM25 scores only the files other signals found
+PATH_CANDIDATES = 2000
+
 _TEST_DIR_NAMES = frozenset({"tests", "testing", "__tests__", "spec", "specs"})
 _TEST_FILE = re.compile(r"(^test_.*|.*_tests?\.\w+$|^conftest\.py$|.*\.(test|spec)\.\w+$)")
 
@@ -65,25 +70,33 @@ class FlatConfig:
     """Ranking switches and weights; the defaults are the measured best on the dev split."""
 
     ranking: str = "fused"  # "fused" | "reference"
-    chunks: bool = True
+    files: bool = True
+    chunks: bool = False
     symbols: bool = True
     paths: bool = True
     mentions: bool = True
     vectors: bool = True  # used only when an embedder is given and vectors are stored
     test_penalty: float = 0.2  # multiplies a test file's fused score (1.0: no penalty)
+    #: multiplies files without a grammar (docs, configs, data): questions are about code
+    non_code_penalty: float = 0.3
+    #: multiplies code files not in the tree's dominant language (vendored JS in a Python repo)
+    other_language_penalty: float = 0.5
     # filters
     path_prefix: str = ""
     languages: frozenset[str] = frozenset()  # empty: any
     exclude_tests: bool = False
     # fusion
     rrf_k: float = 60.0
+    w_files: float = 1.0
     w_chunks: float = 1.0
     w_symbols: float = 0.6
     w_paths: float = 0.6
     w_vectors: float = 0.8
     w_mentions: float = 0.04  # per unit of exact evidence (see treeseek.code.query weights)
     # lexical
-    max_terms: int = 40  # the query's most specific terms that go to FTS
+    max_terms: int = 48  # the query's most important terms that go to FTS
+    max_df_ratio: float = 0.1  # terms in more chunks than this share are too common
+    file_limit: int = 1000
     chunk_limit: int = 4000
     symbol_limit: int = 1000
     second_chunk_share: float = 0.25  # a file's score: best chunk + share * second best
@@ -94,6 +107,8 @@ class _TreeFiles:
     nodes: dict[str, Node]  # path -> file node with content
     hash_by_path: dict[str, str]
     names: TreeNames
+    language: dict[str, str | None]  # path -> language by extension (None: no grammar)
+    dominant: str | None  # the language most code files are written in
     path_stats: PathCorpusStats | None = None
 
 
@@ -133,7 +148,10 @@ class FlatRetriever(Retriever):
             return cached
         nodes = {n.path: n for n in ctx.store.subtree(ctx.tree.name, "") if n.is_file}
         hash_by_path = {p: n.content_hash for p, n in nodes.items() if n.content_hash}
-        files = _TreeFiles(nodes, hash_by_path, TreeNames.build(list(nodes)))
+        language = {p: language_for_path(p) for p in nodes}
+        counts = Counter(lang for lang in language.values() if lang is not None)
+        dominant = counts.most_common(1)[0][0] if counts else None
+        files = _TreeFiles(nodes, hash_by_path, TreeNames.build(list(nodes)), language, dominant)
         if len(self._cache) > 8:
             self._cache.clear()
         self._cache[key] = files
@@ -148,21 +166,83 @@ class FlatRetriever(Retriever):
 
     # -- signals --------------------------------------------------------------------------
     def _query_terms(self, code: CodeStore, query: str, cfg: FlatConfig) -> list[str]:
-        tokens = [t for t in unique_tokens([query]) if t not in QUERY_STOPWORDS]
+        """The query's terms for BM25, most important first, repeated to weigh more.
+
+        A term's importance: its IDF over the chunk index, times (1 + log of its count in the
+        query), doubled in the first line (an issue's title) and for tokens of code-shaped
+        identifiers. Stopwords, and terms in more than ``max_df_ratio`` of all documents (and
+        more than 20), go.
+        FTS5 sums BM25 over the phrases of an OR query, so a repeated term counts again.
+        """
+        tokens = [t for t in code_tokens(query) if t not in QUERY_STOPWORDS]
         if not tokens:
             return []
-        qtf: dict[str, int] = defaultdict(int)
-        for t in unique_tokens(query.split()):
-            qtf[t] += 1
-        dfs = code.chunk_term_doc_freqs(tokens)
-        n = max(1, code.chunk_doc_count())
-        scored = [
-            (math.log(1 + n / dfs[t]) * (1 + 0.2 * math.log(qtf.get(t, 1))), t)
-            for t in tokens
-            if t in dfs
-        ]
+        qtf = Counter(tokens)
+        title = set(code_tokens(query.strip().split("\n", 1)[0]))
+        mentions = extract_mentions(query)
+        code_like = set(unique_tokens(i for i, w in mentions.identifiers.items() if w >= 1.0))
+        if cfg.files:
+            dfs = code.file_term_doc_freqs(list(qtf))
+            n = max(1, code.file_doc_count())
+        else:
+            dfs = code.chunk_term_doc_freqs(list(qtf))
+            n = max(1, code.chunk_doc_count())
+        scored: list[tuple[float, str]] = []
+        for t, count in qtf.items():
+            df = dfs.get(t)
+            if not df or df > max(cfg.max_df_ratio * n, 20):
+                continue
+            weight = math.log(1 + n / df) * (1 + math.log(count))
+            if t in title:
+                weight *= 2.0
+            if t in code_like:
+                weight *= 1.5
+            scored.append((weight, t))
         scored.sort(reverse=True)
-        return [t for _, t in scored[: cfg.max_terms]]
+        top = scored[: cfg.max_terms]
+        if not top:
+            return []
+        out: list[str] = []
+        best = top[0][0]
+        for weight, t in top:
+            out.extend([t] * (1 + int(2 * weight / best + 0.5) // 2))  # 1..2 copies
+        return out
+
+    def _file_signal(
+        self,
+        code: CodeStore,
+        terms: list[str],
+        cfg: FlatConfig,
+        signals: _Signals,
+        allowed: dict[str, list[str]],
+    ) -> None:
+        scores: dict[str, float] = {}
+        for digest, score in code.search_files(terms, allowed.keys(), cfg.file_limit):
+            for p in allowed.get(digest, ()):
+                scores[p] = score
+        signals.ranks["files"] = _ranks(scores)
+
+    def _chunk_evidence(
+        self, code: CodeStore, terms: list[str], hits: list[FileHit], files: _TreeFiles
+    ) -> None:
+        """The best chunk of each returned file, when the chunk signal did not run."""
+        want = [
+            files.hash_by_path[h.path]
+            for h in hits
+            if "chunk" not in h.evidence and h.path in files.hash_by_path
+        ]
+        best = {c.content_hash: c for c in code.search_chunks_in(terms, want)}
+        for h in hits:
+            top = best.get(files.hash_by_path.get(h.path, ""))
+            if top is not None and "chunk" not in h.evidence:
+                h.evidence["chunk"] = {
+                    "index": top.index,
+                    "type": str(top.type),
+                    "start_line": top.start_line,
+                    "end_line": top.end_line,
+                    "symbol": top.symbol,
+                    "score": round(top.score, 4),
+                }
 
     def _chunk_signal(
         self,
@@ -232,7 +312,10 @@ class FlatRetriever(Retriever):
             return False
         hashes = list(vecs)
         mat = np.stack([vecs[h] for h in hashes])
-        q = self.embedder.embed([query])[0]
+        if isinstance(self.embedder, QueryEmbedder):
+            q = self.embedder.embed_query(query)
+        else:
+            q = self.embedder.embed([query])[0]
         sims = mat @ q
         scores: dict[str, float] = {}
         for h, s in zip(hashes, sims.tolist(), strict=True):
@@ -270,13 +353,12 @@ class FlatRetriever(Retriever):
             paths = [p for ps in allowed.values() for p in ps]
         signals = _Signals()
         terms = self._query_terms(code, query, cfg)
+        if cfg.files and terms:
+            self._file_signal(code, terms, cfg, signals, allowed)
         if cfg.chunks and terms:
             self._chunk_signal(code, terms, files, cfg, signals, allowed)
         if cfg.symbols and terms:
             self._symbol_signal(code, terms, cfg, signals, allowed)
-        if cfg.paths:
-            self._path_signal(query, files, paths, signals)
-        vector_mode = cfg.vectors and self._vector_signal(code, query, allowed, signals)
         matches: list[MentionMatch] = []
         if cfg.mentions:
             resolver = MentionResolver(files.names, files.hash_by_path, code)
@@ -288,10 +370,19 @@ class FlatRetriever(Retriever):
                 signals.evidence[m.path].setdefault("mentions", []).append(
                     {"kind": m.kind, "text": m.text, "symbol": m.symbol, "line": m.line}
                 )
+        if cfg.paths:
+            candidates = (
+                set(paths)
+                if len(paths) <= PATH_CANDIDATES
+                else {p for ranks in signals.ranks.values() for p in ranks}
+                | {m.path for m in matches}
+            )
+            self._path_signal(query, files, sorted(candidates), signals)
+        vector_mode = cfg.vectors and self._vector_signal(code, query, allowed, signals)
         if cfg.ranking == "reference":
             ordered = self._reference_order(signals, matches)
         else:
-            ordered = self._fused_order(signals, matches, cfg)
+            ordered = self._fused_order(signals, matches, cfg, files)
         hits: list[FileHit] = []
         for path, score in ordered[:k]:
             node = files.nodes[path]
@@ -306,6 +397,8 @@ class FlatRetriever(Retriever):
                     evidence=ev,
                 )
             )
+        if terms:
+            self._chunk_evidence(code, terms, hits, files)
         summary = {
             "mode": "hybrid" if vector_mode else "lexical",
             "terms": terms,
@@ -316,9 +409,10 @@ class FlatRetriever(Retriever):
         return hits, summary
 
     def _fused_order(
-        self, signals: _Signals, matches: list[MentionMatch], cfg: FlatConfig
+        self, signals: _Signals, matches: list[MentionMatch], cfg: FlatConfig, files: _TreeFiles
     ) -> list[tuple[str, float]]:
         weights = {
+            "files": cfg.w_files,
             "chunks": cfg.w_chunks,
             "symbols": cfg.w_symbols,
             "paths": cfg.w_paths,
@@ -331,11 +425,21 @@ class FlatRetriever(Retriever):
                 scores[p] += w / (cfg.rrf_k + r)
         for p, ev in files_by_evidence(matches).items():
             scores[p] += cfg.w_mentions * ev
-        if cfg.test_penalty != 1.0:
-            for p in scores:
-                if is_test_path(p):
-                    scores[p] *= cfg.test_penalty
+        for p in scores:
+            scores[p] *= self._prior(p, cfg, files)
         return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+
+    @staticmethod
+    def _prior(path: str, cfg: FlatConfig, files: _TreeFiles) -> float:
+        """Multiplicative penalties of a file: tests, files that are not code, and code in
+        another language than most of the tree."""
+        factor = cfg.test_penalty if is_test_path(path) else 1.0
+        lang = files.language.get(path)
+        if lang is None:
+            factor *= cfg.non_code_penalty
+        elif files.dominant is not None and lang != files.dominant:
+            factor *= cfg.other_language_penalty
+        return factor
 
     def _reference_order(
         self, signals: _Signals, matches: list[MentionMatch]
@@ -352,8 +456,9 @@ class FlatRetriever(Retriever):
             items.append((0, int(is_test_path(m.path)), layer, -m.weight, m.path))
         for p, r in signals.ranks.get("symbols", {}).items():
             items.append((1, int(is_test_path(p)), 1, float(vec.get(p, r)), p))
-        for p, r in signals.ranks.get("chunks", {}).items():
-            items.append((2, int(is_test_path(p)), 3, float(vec.get(p, r)), p))
+        for name in ("files", "chunks"):
+            for p, r in signals.ranks.get(name, {}).items():
+                items.append((2, int(is_test_path(p)), 3, float(vec.get(p, r)), p))
         items.sort()
         out: list[tuple[str, float]] = []
         seen: set[str] = set()

@@ -54,6 +54,16 @@ class SymbolHit:
 
 
 @dataclass(frozen=True, slots=True)
+class PreparedCode:
+    """A file's layers plus the FTS token strings of its chunks and symbols, computed where
+    the file was parsed (a worker process), so the writer only inserts rows."""
+
+    index: FileCodeIndex
+    chunk_bodies: tuple[str, ...]
+    symbol_bodies: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class CodeFileInfo:
     """What was recorded about one parsed content."""
 
@@ -73,6 +83,9 @@ class CodeWriter(Protocol):
 
     def put_code(self, content_hash: str, index: FileCodeIndex) -> None:
         """Store one file's layers (replacing any previous ones for that hash)."""
+
+    def put_prepared(self, content_hash: str, prepared: PreparedCode) -> None:
+        """:meth:`put_code` with the FTS token strings already computed."""
 
     def missing_vectors(self, model: str, kind: str, hashes: Collection[str]) -> set[str]: ...
 
@@ -110,6 +123,21 @@ class CodeStore(CodeWriter, Protocol):
         self, terms: Sequence[str], hashes: Collection[str], limit: int
     ) -> list[ChunkHit]:
         """Chunks matching any of ``terms`` by BM25, restricted to contents in ``hashes``."""
+
+    def search_files(
+        self, terms: Sequence[str], hashes: Collection[str], limit: int
+    ) -> list[tuple[str, float]]:
+        """(content hash, BM25) of whole files matching any of ``terms``, best first,
+        restricted to contents in ``hashes``."""
+
+    def file_doc_count(self) -> int: ...
+
+    def file_term_doc_freqs(self, terms: Sequence[str]) -> dict[str, int]: ...
+
+    def search_chunks_in(
+        self, terms: Sequence[str], hashes: Sequence[str], per_file: int = 1
+    ) -> list[ChunkHit]:
+        """The best ``per_file`` chunks of each of a few contents (evidence)."""
 
     def search_symbols(
         self, terms: Sequence[str], hashes: Collection[str], limit: int

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Collection, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Collection, Iterator, KeysView, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import numpy as np
@@ -41,7 +41,7 @@ from treeseek.code.model import (
 )
 from treeseek.code.tokenize import fts_document
 from treeseek.errors import StoreError
-from treeseek.store.code_base import ChunkHit, CodeFileInfo, SymbolHit
+from treeseek.store.code_base import ChunkHit, CodeFileInfo, PreparedCode, SymbolHit
 
 CODE_SCHEMA_SQL = """
 CREATE TABLE code_files (
@@ -132,6 +132,31 @@ BEGIN
 END;
 """
 
+#: Migration 3: file-level BM25 (the strongest lexical signal) needs one document per content;
+#: existing databases are backfilled from the chunk documents already stored.
+CODE_FILE_DOCS_SQL = """
+CREATE TABLE code_docs (
+    id            INTEGER PRIMARY KEY,
+    content_hash  TEXT NOT NULL UNIQUE
+);
+CREATE VIRTUAL TABLE code_docs_fts USING fts5(body, tokenize = "unicode61 tokenchars '_'");
+CREATE VIRTUAL TABLE code_docs_vocab USING fts5vocab(code_docs_fts, 'row');
+
+INSERT INTO code_docs(content_hash) SELECT content_hash FROM code_files ORDER BY content_hash;
+INSERT INTO code_docs_fts(rowid, body)
+    SELECT d.id, (SELECT group_concat(f.body, ' ') FROM code_chunks AS c
+                  JOIN code_chunks_fts AS f ON f.rowid = c.id
+                  WHERE c.content_hash = d.content_hash)
+    FROM code_docs AS d;
+
+CREATE TRIGGER code_docs_prune_with_content AFTER DELETE ON contents
+BEGIN
+    DELETE FROM code_docs_fts
+        WHERE rowid IN (SELECT id FROM code_docs WHERE content_hash = OLD.hash);
+    DELETE FROM code_docs WHERE content_hash = OLD.hash;
+END;
+"""
+
 #: a symbol's docstring is cut to this many characters in its FTS document
 _DOCSTRING_CHARS = 600
 #: batch size of ``IN (...)`` parameter lists (SQLite's default limit is 32766; stay modest)
@@ -151,6 +176,14 @@ def _fts_query(terms: Sequence[str]) -> str:
     return " OR ".join(quoted)
 
 
+def _as_set(hashes: Collection[str]) -> AbstractSet[str]:
+    if isinstance(hashes, (set, frozenset)):
+        return hashes
+    if isinstance(hashes, KeysView):
+        return hashes
+    return set(hashes)
+
+
 def _json_obj(value: dict[str, Any]) -> str:
     return json.dumps(value) if value else "{}"
 
@@ -163,6 +196,18 @@ def _symbol_document(symbol: Symbol) -> str:
     doc = (symbol.docstring or "")[:_DOCSTRING_CHARS]
     return fts_document(
         " ".join((symbol.qname, symbol.signature, " ".join(symbol.decorators), doc))
+    )
+
+
+def prepare_code(index: FileCodeIndex) -> PreparedCode:
+    """The FTS token strings of a file's chunks (with their symbol's name) and symbols."""
+    return PreparedCode(
+        index=index,
+        chunk_bodies=tuple(
+            fts_document(c.text if c.symbol is None else c.symbol + "\n" + c.text)
+            for c in index.chunks
+        ),
+        symbol_bodies=tuple(_symbol_document(s) for s in index.symbols),
     )
 
 
@@ -190,6 +235,10 @@ class SQLiteCodeStore:
         return set(wanted) - have
 
     def put_code(self, content_hash: str, index: FileCodeIndex) -> None:
+        self.put_prepared(content_hash, prepare_code(index))
+
+    def put_prepared(self, content_hash: str, prepared: PreparedCode) -> None:
+        index = prepared.index
         conn = self._conn
         exists = conn.execute(
             "SELECT 1 FROM code_files WHERE content_hash = ?", (content_hash,)
@@ -206,6 +255,11 @@ class SQLiteCodeStore:
                 len(index.chunks),
                 len(index.symbols),
             ),
+        )
+        cur = conn.execute("INSERT INTO code_docs(content_hash) VALUES (?)", (content_hash,))
+        conn.execute(
+            "INSERT INTO code_docs_fts(rowid, body) VALUES (?, ?)",
+            (cur.lastrowid, " ".join(prepared.chunk_bodies)),
         )
         # rowids are assigned here so chunk/symbol rows and their FTS rows go in two batched
         # statements each (the write transaction holds the only writer lock)
@@ -229,13 +283,7 @@ class SQLiteCodeStore:
             )
             conn.executemany(
                 "INSERT INTO code_chunks_fts(rowid, body) VALUES (?, ?)",
-                [
-                    (
-                        first + i,
-                        fts_document(c.text if c.symbol is None else c.symbol + "\n" + c.text),
-                    )
-                    for i, c in enumerate(index.chunks)
-                ],
+                [(first + i, body) for i, body in enumerate(prepared.chunk_bodies)],
             )
         if index.symbols:
             first = self._next_id("code_symbols")
@@ -265,7 +313,7 @@ class SQLiteCodeStore:
             )
             conn.executemany(
                 "INSERT INTO code_symbols_fts(rowid, body) VALUES (?, ?)",
-                [(first + i, _symbol_document(s)) for i, s in enumerate(index.symbols)],
+                [(first + i, body) for i, body in enumerate(prepared.symbol_bodies)],
             )
         if index.edges:
             conn.executemany(
@@ -316,11 +364,17 @@ class SQLiteCodeStore:
             (content_hash,),
         )
         conn.execute(
+            "DELETE FROM code_docs_fts WHERE rowid IN"
+            " (SELECT id FROM code_docs WHERE content_hash = ?)",
+            (content_hash,),
+        )
+        conn.execute(
             "DELETE FROM code_symbols_fts WHERE rowid IN"
             " (SELECT id FROM code_symbols WHERE content_hash = ?)",
             (content_hash,),
         )
         for table in (
+            "code_docs",
             "code_chunks",
             "code_symbols",
             "code_edges",
@@ -454,76 +508,122 @@ class SQLiteCodeStore:
         return int(row[0])
 
     def chunk_term_doc_freqs(self, terms: Sequence[str]) -> dict[str, int]:
+        return self._doc_freqs("code_chunks_vocab", terms)
+
+    def _doc_freqs(self, vocab: str, terms: Sequence[str]) -> dict[str, int]:
         out: dict[str, int] = {}
         for batch in _batches(list(dict.fromkeys(terms))):
             marks = ",".join("?" * len(batch))
             for term, doc in self._conn.execute(
-                f"SELECT term, doc FROM code_chunks_vocab WHERE term IN ({marks})", batch
+                f"SELECT term, doc FROM {vocab} WHERE term IN ({marks})", batch
             ):
                 out[term] = int(doc)
         return out
 
-    @contextmanager
-    def _hash_filter(self, hashes: Collection[str]) -> Iterator[None]:
-        """Fill the temp table the searches join with (one per connection, reused)."""
-        conn = self._conn
-        conn.execute(
-            "CREATE TEMP TABLE IF NOT EXISTS code_filter (hash TEXT PRIMARY KEY) WITHOUT ROWID"
-        )
-        conn.execute("DELETE FROM temp.code_filter")
-        conn.executemany(
-            "INSERT OR IGNORE INTO temp.code_filter(hash) VALUES (?)", [(h,) for h in hashes]
-        )
-        try:
-            yield
-        finally:
-            conn.execute("DELETE FROM temp.code_filter")
-
     def search_chunks(
         self, terms: Sequence[str], hashes: Collection[str], limit: int
     ) -> list[ChunkHit]:
+        keep = _as_set(hashes)
+        rows = self._search(
+            "SELECT c.content_hash, c.idx, c.type, c.start_line, c.end_line, c.symbol, f.rank"
+            " FROM code_chunks_fts AS f JOIN code_chunks AS c ON c.id = f.rowid"
+            " WHERE code_chunks_fts MATCH ? ORDER BY f.rank LIMIT ?",
+            terms,
+            keep,
+            limit,
+        )
+        return [ChunkHit(r[0], r[1], ChunkType(r[2]), r[3], r[4], r[5], -float(r[6])) for r in rows]
+
+    def search_files(
+        self, terms: Sequence[str], hashes: Collection[str], limit: int
+    ) -> list[tuple[str, float]]:
+        keep = _as_set(hashes)
+        rows = self._search(
+            "SELECT d.content_hash, f.rank FROM code_docs_fts AS f"
+            " JOIN code_docs AS d ON d.id = f.rowid"
+            " WHERE code_docs_fts MATCH ? ORDER BY f.rank LIMIT ?",
+            terms,
+            keep,
+            limit,
+        )
+        return [(r[0], -float(r[1])) for r in rows]
+
+    def file_doc_count(self) -> int:
+        row = self._conn.execute("SELECT count(*) FROM code_docs").fetchone()
+        return int(row[0])
+
+    def file_term_doc_freqs(self, terms: Sequence[str]) -> dict[str, int]:
+        return self._doc_freqs("code_docs_vocab", terms)
+
+    def search_chunks_in(
+        self, terms: Sequence[str], hashes: Sequence[str], per_file: int = 1
+    ) -> list[ChunkHit]:
+        """The best ``per_file`` chunks of each content in ``hashes`` (evidence for a few
+        files already ranked): a search restricted to those contents' chunk rows."""
         match = _fts_query(terms)
-        if not match or not hashes:
-            return []
-        try:
-            with self._hash_filter(hashes):
+        out: list[ChunkHit] = []
+        for digest in dict.fromkeys(hashes):
+            try:
                 rows = self._conn.execute(
                     "SELECT c.content_hash, c.idx, c.type, c.start_line, c.end_line, c.symbol,"
                     " f.rank FROM code_chunks_fts AS f JOIN code_chunks AS c ON c.id = f.rowid"
-                    " JOIN temp.code_filter AS t ON t.hash = c.content_hash"
-                    " WHERE code_chunks_fts MATCH ? ORDER BY f.rank LIMIT ?",
-                    (match, limit),
+                    " WHERE code_chunks_fts MATCH ? AND f.rowid IN"
+                    " (SELECT id FROM code_chunks WHERE content_hash = ?)"
+                    " ORDER BY f.rank LIMIT ?",
+                    (match, digest, per_file),
                 ).fetchall()
-        except sqlite3.Error as exc:
-            raise StoreError(f"chunk search failed: {exc}") from exc
-        return [ChunkHit(r[0], r[1], ChunkType(r[2]), r[3], r[4], r[5], -float(r[6])) for r in rows]
+            except sqlite3.Error as exc:
+                raise StoreError(f"full-text search failed: {exc}") from exc
+            out.extend(
+                ChunkHit(r[0], r[1], ChunkType(r[2]), r[3], r[4], r[5], -float(r[6])) for r in rows
+            )
+        return out
 
     def search_symbols(
         self, terms: Sequence[str], hashes: Collection[str], limit: int
     ) -> list[SymbolHit]:
-        match = _fts_query(terms)
-        if not match or not hashes:
-            return []
-        try:
-            with self._hash_filter(hashes):
-                rows = self._conn.execute(
-                    "SELECT s.content_hash, s.qname, s.name, s.kind, s.start_line, s.end_line,"
-                    " f.rank FROM code_symbols_fts AS f JOIN code_symbols AS s"
-                    " ON s.id = f.rowid JOIN temp.code_filter AS t ON t.hash = s.content_hash"
-                    " WHERE code_symbols_fts MATCH ? ORDER BY f.rank LIMIT ?",
-                    (match, limit),
-                ).fetchall()
-        except sqlite3.Error as exc:
-            raise StoreError(f"symbol search failed: {exc}") from exc
+        keep = _as_set(hashes)
+        rows = self._search(
+            "SELECT s.content_hash, s.qname, s.name, s.kind, s.start_line, s.end_line, f.rank"
+            " FROM code_symbols_fts AS f JOIN code_symbols AS s ON s.id = f.rowid"
+            " WHERE code_symbols_fts MATCH ? ORDER BY f.rank LIMIT ?",
+            terms,
+            keep,
+            limit,
+        )
         return [
             SymbolHit(r[0], r[1], r[2], SymbolKind(r[3]), r[4], r[5], -float(r[6])) for r in rows
         ]
+
+    def _search(
+        self, sql: str, terms: Sequence[str], keep: AbstractSet[str], limit: int
+    ) -> list[Any]:
+        """Run an FTS query and keep rows whose content is in ``keep``.
+
+        The index holds each distinct content once, shared by all trees, so only contents of
+        the other versions of changed files are filtered out here; the query over-fetches
+        (doubling while short, up to four times the limit) instead of joining a per-query
+        table of the tree's hashes, which costs more than the search itself.
+        """
+        match = _fts_query(terms)
+        if not match or not keep:
+            return []
+        fetch = limit + limit // 2
+        while True:
+            try:
+                rows = self._conn.execute(sql, (match, fetch)).fetchall()
+            except sqlite3.Error as exc:
+                raise StoreError(f"full-text search failed: {exc}") from exc
+            kept = [r for r in rows if r[0] in keep]
+            if len(kept) >= limit or len(rows) < fetch or fetch >= 4 * limit:
+                return kept[:limit]
+            fetch *= 2
 
     def symbols_named(self, names: Sequence[str], hashes: Collection[str]) -> list[SymbolHit]:
         wanted = list(dict.fromkeys(n for n in names if n))
         if not wanted or not hashes:
             return []
-        keep = hashes if isinstance(hashes, (set, frozenset, dict)) else set(hashes)
+        keep = _as_set(hashes)
         out: list[SymbolHit] = []
         for batch in _batches(wanted):
             marks = ",".join("?" * len(batch))

