@@ -136,3 +136,20 @@ def test_registered_as_a_strategy(db: Database) -> None:
     result = run_query(db.store, db.tree("shop"), QUERY, QueryOptions(strategy="traverse"))
     assert result.strategy == "traverse"
     assert "shop/ledger.py" in [h.path for h in result.files]
+
+
+def test_head_protection_keeps_flat_order_and_between_fusion_sorts_by_score(
+    db: Database,
+) -> None:
+    options = QueryOptions(strategy="traverse", include_content=False)
+    flat = [h.path for h in FlatRetriever().retrieve(_ctx(db), QUERY, options).files]
+    cache = TreeGraphCache()
+    protected = GraphWalkRetriever(WalkConfig(protect_head=2), graphs=cache)
+    head = [h.path for h in protected.retrieve(_ctx(db), QUERY, options).files[:2]]
+    assert head == flat[:2]
+    between = GraphWalkRetriever(WalkConfig(protect_head=0), graphs=cache)
+    files = between.retrieve(_ctx(db), QUERY, options).files
+    scores = [h.score or 0.0 for h in files]
+    assert scores == sorted(scores, reverse=True)
+    assert "shop/ledger.py" in [h.path for h in files]
+    assert "traverse-between" in strategies()

@@ -7,14 +7,14 @@ traverse` walk under the code-graph policy: each seed file, plus the symbols its
 flat score. The walk follows imports, calls, inherits and containment in both directions, up
 to ``max_depth`` edges and ``node_budget`` committed nodes.
 
-Fusion: the seed files keep flat's order at the head of the answer (the walk adds files, it
-never demotes flat's best). Below them, a file the walk reaches gets ``walk_weight`` times the
-best walk score of its nodes, in units of the top flat score (times flat's test penalty for a
-test file), *added* to its own flat score (zero when it is not among flat's top k). A walk
-score is the seed's normalized score decayed per edge (see
-:class:`~treeseek.search.traverse.CodeGraphPolicy`), so a walked file enters below the seed
-that reached it, and a file both found lexically and connected to the seeds rises. Walked files
-carry their provenance in ``evidence["walk"]``.
+Fusion: flat's top ``protect_head`` files (by default the seed files) keep flat's order at the
+head of the answer (the walk adds files, it never demotes flat's best). Below them, a file the
+walk reaches gets ``walk_weight`` times the best walk score of its nodes, in units of the top
+flat score (times flat's test penalty for a test file), *added* to its own flat score (zero
+when it is not among flat's top k). A walk score is the seed's normalized score decayed per
+edge (see :class:`~treeseek.search.traverse.CodeGraphPolicy`), so a walked file enters below
+the seed that reached it, and a file both found lexically and connected to the seeds rises.
+Walked files carry their provenance in ``evidence["walk"]``.
 
 Flat stays the default strategy; this one is opt-in until it beats flat on the eval set. A tree
 without a code index (nothing parsed: no symbols, no imports) gets the flat ranking, with a
@@ -61,6 +61,9 @@ class WalkConfig:
     """Seeds, walk bounds and fusion weight of the ``traverse`` strategy."""
 
     seed_files: int = 5  # flat's top files that seed the walk
+    #: flat's top files whose order the walk never changes (0: walked files may enter
+    #: between the seeds, by score)
+    protect_head: int = 5
     max_depth: int = 2  # edges from a seed
     node_budget: int = 200  # nodes (files and symbols) committed per walk
     fanout: int = 16  # neighbours read per node, per edge kind and direction
@@ -253,7 +256,7 @@ class GraphWalkRetriever(Retriever):
                     evidence={"walk": w.evidence()},
                 )
             )
-        head = out[: self.config.seed_files]
+        head = out[: self.config.protect_head]
         rest = sorted(out[len(head) :], key=lambda h: (-(h.score or 0.0), h.path))
         return head + rest
 
@@ -298,8 +301,8 @@ def _register() -> None:
     from treeseek.search.strategy import register
 
     register("traverse", lambda options: GraphWalkRetriever())
-    # the one-edge variant, for the eval contest (the walk reaches direct neighbours only)
-    register("traverse-d1", lambda options: GraphWalkRetriever(WalkConfig(max_depth=1)))
+    # the eval contest's second setting: walked files may enter between the seeds, by score
+    register("traverse-between", lambda options: GraphWalkRetriever(WalkConfig(protect_head=0)))
 
 
 _register()
