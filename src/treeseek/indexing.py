@@ -25,7 +25,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from treeseek.errors import BuildError, PathError, StoreError, TreeNotFound
 from treeseek.store.base import Store, TreeWriter
@@ -36,6 +36,13 @@ from treeseek.trees.model import (
     NodeType,
     TreeInfo,
     node_id_for_path,
+)
+from treeseek.trees.path_only import (
+    ListedPaths,
+    build_path_only,
+    raise_if_file_is_dir,
+    raise_if_ids_collide,
+    sort_siblings,
 )
 from treeseek.trees.source import SourceEntry, SourceWarnings, TreeBuilder
 
@@ -75,6 +82,14 @@ class IndexHook(Protocol):
         removed: Sequence[Node],
     ) -> None:
         """Update the derived rows of ``tree`` inside the tree's write transaction."""
+
+
+@runtime_checkable
+class PathListing(Protocol):
+    """A builder that can hand over its paths as plain strings (the path-list builder): a
+    new tree from it takes the fast path of :mod:`treeseek.trees.path_only`."""
+
+    def listed_paths(self) -> ListedPaths: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,13 +210,7 @@ def _collect(
             layout.add_dir(path)
         if progress is not None and count % 5000 == 0:
             progress(IndexProgress("scan", count))
-    clash = dirs.intersection(files)
-    if clash:
-        example = min(clash)
-        raise BuildError(
-            f"{example!r} is listed as a file but other paths are under it; a path cannot be"
-            " both a file and a directory"
-        )
+    raise_if_file_is_dir(dirs, files)
     return layout
 
 
@@ -301,16 +310,6 @@ def _make_node(
     return node
 
 
-def sort_siblings(names: list[str]) -> list[str]:
-    """Sort names of one type in place, in :func:`~treeseek.trees.model.sibling_sort_key`
-    order (``casefold()``, then the exact name), with two stable C-level sorts instead of a
-    key tuple per name (a test checks both agree). Directories precede files by construction.
-    """
-    names.sort()
-    names.sort(key=str.casefold)  # stable: ties keep exact-name order
-    return names
-
-
 def _build_nodes(layout: _Layout, outcomes: dict[str, _FileOutcome]) -> tuple[list[Node], int]:
     """Every node of the tree, depth-first in sibling order, and the maximum depth."""
     directory, file, no_content = NodeType.DIRECTORY, NodeType.FILE, ContentStatus.NONE
@@ -383,20 +382,8 @@ def _build_nodes(layout: _Layout, outcomes: dict[str, _FileOutcome]) -> tuple[li
                 position += 1
         if position and depth > max_depth:
             max_depth = depth
-    if len({n.id for n in nodes}) != len(nodes):
-        _raise_collision({n.path: n.id for n in nodes})
+    raise_if_ids_collide([n.path for n in nodes], [n.id for n in nodes])
     return nodes, max_depth
-
-
-def _raise_collision(ids: dict[str, str]) -> None:
-    by_id: dict[str, str] = {}
-    for path, node_id in ids.items():
-        if node_id in by_id:
-            raise BuildError(
-                f"node id collision: {by_id[node_id]!r} and {path!r} share id {node_id!r};"
-                " rename one of them to index this tree"
-            )
-        by_id[node_id] = path
 
 
 def _check_not_rewritten(store: Store, name: str, seen: TreeInfo | None) -> None:
@@ -409,6 +396,55 @@ def _check_not_rewritten(store: Store, name: str, seen: TreeInfo | None) -> None
             f"tree {name!r} was written by another indexer while this one was reading; run"
             " the index command again"
         )
+
+
+def _index_new_path_list(
+    store: Store,
+    name: str,
+    builder: TreeBuilder,
+    listed: ListedPaths,
+    hooks: Sequence[IndexHook],
+    progress: ProgressCallback | None,
+    started: float,
+) -> IndexReport:
+    """A new tree from a path list: every node is new and has no content, so there is
+    nothing to read or diff; nodes go from path strings to the store as columns."""
+    if progress is not None:
+        progress(IndexProgress("scan", len(listed.files)))
+    tree = build_path_only(listed)
+    now = datetime.now(UTC)
+    info = TreeInfo(
+        name=name,
+        source=builder.source,
+        root=builder.root,
+        node_count=tree.file_count + tree.dir_count,
+        file_count=tree.file_count,
+        dir_count=tree.dir_count,
+        max_depth=tree.max_depth,
+        built_at=now,
+        updated_at=now,
+    )
+    if progress is not None:
+        progress(IndexProgress("write", 0, info.node_count))
+    with store.write_tree(name) as writer:
+        _check_not_rewritten(store, name, None)
+        writer.insert_path_only(tree.nodes)
+        writer.set_info(info)
+        for hook in hooks:
+            hook.apply(writer, info, [], [])
+    if progress is not None:
+        progress(IndexProgress("write", info.node_count, info.node_count))
+    return IndexReport(
+        tree=store.tree(name),
+        added=info.file_count,
+        changed=0,
+        removed=0,
+        unchanged=0,
+        binary=0,
+        too_large=0,
+        unreadable=0,
+        seconds=time.perf_counter() - started,
+    )
 
 
 def index_tree(
@@ -432,6 +468,10 @@ def index_tree(
         raise BuildError(f"invalid tree name {name!r}: use a non-empty name without outer spaces")
     if max_file_bytes < 0:
         raise BuildError(f"max_file_bytes must be >= 0, got {max_file_bytes}")
+    hook_list = list(hooks)
+    if base is None and isinstance(builder, PathListing) and not store.has_tree(name):
+        listed = builder.listed_paths()
+        return _index_new_path_list(store, name, builder, listed, hook_list, progress, started)
     warnings = SourceWarnings()
     layout = _collect(builder, warnings, progress)
     files, dirs = layout.files, layout.dirs
@@ -532,7 +572,6 @@ def index_tree(
     )
     if progress is not None:
         progress(IndexProgress("write", 0, len(to_write)))
-    hook_list = list(hooks)
     with store.write_tree(name) as writer:
         _check_not_rewritten(store, name, old_info if exists else None)
         if copy_base and previous is not None:

@@ -32,6 +32,35 @@ class FileState:
     content_hash: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class NodeColumns:
+    """Nodes of one type as parallel columns (row ``i`` is ``ids[i]``, ``paths[i]``, ...).
+
+    For bulk writes of trees with 100k+ nodes, where a :class:`Node` object per row costs
+    more than writing the row.
+    """
+
+    ids: list[str]
+    paths: list[str]
+    parent_ids: list[str | None]
+    depths: list[int]
+    orders: list[int]
+    child_counts: list[int]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+@dataclass(frozen=True, slots=True)
+class PathOnlyNodes:
+    """Every node of a tree without contents (a path list): directories have
+    :attr:`ContentStatus.NONE`, files :attr:`ContentStatus.ABSENT`, no size, hash or signature.
+    """
+
+    dirs: NodeColumns
+    files: NodeColumns
+
+
 @runtime_checkable
 class TreeWriter(Protocol):
     """One atomic write of one tree. Obtained from :meth:`Store.write_tree`."""
@@ -41,6 +70,11 @@ class TreeWriter(Protocol):
 
     def upsert_nodes(self, nodes: Iterable[Node], signatures: Mapping[str, str]) -> None:
         """Insert or replace nodes; ``signatures`` maps file node id -> source signature."""
+
+    def insert_path_only(self, nodes: PathOnlyNodes) -> None:
+        """Insert every node of a path-only tree into this tree, which must have no nodes yet
+        (a new tree; raises :class:`~treeseek.errors.StoreError` otherwise). Stores the same
+        rows as :meth:`upsert_nodes` with the equivalent :class:`Node` objects."""
 
     def delete_nodes(self, node_ids: Iterable[str]) -> None:
         """Remove nodes (and anything attached to them) by id."""

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from treeseek.errors import NodeNotFound, SchemaError, StoreError, TreeNotFound
-from treeseek.store.base import FileState
+from treeseek.store.base import FileState, PathOnlyNodes
 from treeseek.store.migrations import (
     MIGRATIONS,
     NODE_INDEXES,
@@ -210,6 +210,56 @@ class SQLiteTreeWriter:
             raise StoreError(
                 f"cannot write nodes: {exc}; two paths map to one node id or a content is"
                 " missing. Rename one of the colliding paths and re-index."
+            ) from exc
+
+    def insert_path_only(self, nodes: PathOnlyNodes) -> None:
+        if (
+            not self._fresh
+            and self.connection.execute(
+                "SELECT 1 FROM nodes WHERE tree_id = ? LIMIT 1", (self.tree_id,)
+            ).fetchone()
+        ):
+            raise StoreError(
+                "insert_path_only writes a new tree, but this tree already has nodes;"
+                " use upsert_nodes (the general indexer) for an existing tree"
+            )
+        dirs, files = nodes.dirs, nodes.files
+        bulk = self._worth_rebuilding_indexes(len(dirs) + len(files))
+        try:
+            if bulk:
+                for name in NODE_INDEXES:
+                    self.connection.execute(f"DROP INDEX IF EXISTS {name}")
+            for columns, node_type, status in (
+                (dirs, NodeType.DIRECTORY, ContentStatus.NONE),
+                (files, NodeType.FILE, ContentStatus.ABSENT),
+            ):
+                paths: Sequence[str | bytes] = columns.paths
+                if not all(map(str.isascii, columns.paths)):
+                    paths = [_text_param(p) for p in columns.paths]
+                # the tree, type and content status are constants of the statement (an integer
+                # and enum values, never user input): fewer values to bind per row
+                self.connection.executemany(
+                    "INSERT INTO nodes(tree_id, node_id, path, type, parent_id, depth, ord,"
+                    " child_count, size, content_hash, content_status, signature) VALUES"
+                    f" ({int(self.tree_id)}, ?, CAST(? AS TEXT), '{node_type.value}', ?, ?, ?,"
+                    f" ?, NULL, NULL, '{status.value}', NULL)",
+                    zip(
+                        columns.ids,
+                        paths,
+                        columns.parent_ids,
+                        columns.depths,
+                        columns.orders,
+                        columns.child_counts,
+                        strict=True,
+                    ),
+                )
+            if bulk:
+                for sql in NODE_INDEXES.values():
+                    self.connection.execute(sql)
+        except sqlite3.IntegrityError as exc:
+            raise StoreError(
+                f"cannot write nodes: {exc}; two paths map to one node id. Rename one of the"
+                " colliding paths and re-index."
             ) from exc
 
     def _worth_rebuilding_indexes(self, new_rows: int) -> bool:

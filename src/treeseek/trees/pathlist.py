@@ -19,6 +19,7 @@ from typing import IO
 from treeseek.errors import BuildError, PathError
 from treeseek.indexing import is_clean_path
 from treeseek.trees.model import NodeType, TreeSource
+from treeseek.trees.path_only import ListedPaths
 from treeseek.trees.source import SourceEntry, SourceWarnings, TreeBuilder
 
 STDIN = "-"
@@ -46,6 +47,29 @@ def normalize_listed_path(raw: str) -> tuple[str, NodeType]:
             raise PathError(f"listed path {raw!r} contains a NUL byte")
         parts.append(part)
     return "/".join(parts), NodeType.DIRECTORY if is_dir else NodeType.FILE
+
+
+def _all_clean(paths: list[str]) -> bool:
+    """Whether every path is clean and needs no normalizing, tested on all of them at once
+    (C-level substring searches instead of several Python-level tests a path).
+
+    ``True`` means :func:`_needs_work` is false for every path. The converse need not hold: a
+    newline inside a path can make this answer ``False`` for clean paths, which only costs the
+    per-path checks.
+    """
+    try:
+        joined = "\n".join(paths)
+    except TypeError:  # not all strings: the per-path checks say which one
+        return False
+    if not joined or joined[0] == "/" or joined[-1] == "/" or "\n\n" in joined:
+        return False
+    if any(bad in joined for bad in ("\n/", "/\n", "//", "\x00", "\\")):
+        return False
+    if ":" in joined and any(len(p) > 2 and p[1] == ":" for p in paths):
+        return False
+    # a "." or ".." part anywhere, with both separators made one
+    parts = "/" + joined.replace("\n", "/") + "/"
+    return "/./" not in parts and "/../" not in parts
 
 
 def _needs_work(path: str) -> bool:
@@ -83,10 +107,30 @@ class PathListBuilder(TreeBuilder):
         self._paths = paths
         self.root = root
 
+    def listed_paths(self) -> ListedPaths:
+        """Every listed path, checked and normalized, without a :class:`SourceEntry` each:
+        what :meth:`entries` yields, for the indexer's path-only fast path."""
+        if not isinstance(self._paths, list):
+            self._paths = list(self._paths)  # an iterator: keep it for entries()
+        raw = self._paths
+        if "" in raw:
+            raw = [p for p in raw if p != ""]
+        if _all_clean(raw):
+            return ListedPaths(raw, [])
+        files: list[str] = []
+        dirs: list[str] = []
+        for entry in self._entries(raw):
+            (files if entry.type is NodeType.FILE else dirs).append(entry.path)
+        return ListedPaths(files, dirs)
+
     def entries(self, warnings: SourceWarnings) -> Iterator[SourceEntry]:
+        return self._entries(self._paths)
+
+    @staticmethod
+    def _entries(paths: Iterable[str]) -> Iterator[SourceEntry]:
         file_type = NodeType.FILE
         needs_work = _needs_work
-        for raw in self._paths:
+        for raw in paths:
             if not isinstance(raw, str):
                 raise BuildError(f"a path list holds strings, got {type(raw).__name__}: {raw!r}")
             if not raw:
