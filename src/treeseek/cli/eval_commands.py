@@ -291,6 +291,6 @@ def plot_command(
         plot_cost_vs_quality(summaries, out / f"cost_vs_{metric}.png", metric),
     ]
     (out / "results.md").write_text(comparison_table(summaries) + "\n", encoding="utf-8")
-    out_console.print(comparison_table(summaries))
+    typer.echo(comparison_table(summaries))  # raw markdown, never wrapped
     for path in [*paths, out / "results.md"]:
         console.print(f"wrote {path}")
