@@ -48,16 +48,19 @@ DATASET = Path("/work/shared/bench/swebench-verified-dev.jsonl")
 
 _NO_PRIORS = {"test_penalty": 1.0, "non_code_penalty": 1.0, "other_language_penalty": 1.0}
 _LEXICAL = FlatConfig(vectors=False)
+_BARE = replace(_LEXICAL, symbols=False, paths=False, mentions=False, **_NO_PRIORS)
 ABLATIONS: dict[str, FlatConfig] = {
-    "chunks BM25 only": replace(_LEXICAL, symbols=False, paths=False, mentions=False, **_NO_PRIORS),
-    "+ symbols BM25": replace(_LEXICAL, paths=False, mentions=False, **_NO_PRIORS),
-    "+ path BM25": replace(_LEXICAL, mentions=False, **_NO_PRIORS),
-    "+ query understanding": replace(_LEXICAL, **_NO_PRIORS),
+    "chunk BM25 only (best chunk per file)": _BARE,
+    "file BM25 only (one document per file)": replace(_BARE, files=True, chunks=False),
+    "chunk BM25 + path BM25": replace(_BARE, paths=True),
+    "+ query understanding (exact paths/modules/frames/symbols)": replace(
+        _BARE, paths=True, mentions=True
+    ),
     "+ test penalty": replace(_LEXICAL, non_code_penalty=1.0, other_language_penalty=1.0),
-    "+ non-code / other-language penalties (lexical default)": _LEXICAL,
-    "+ vectors (hybrid)": FlatConfig(),
+    "+ non-code / other-language penalties = lexical default": _LEXICAL,
+    "lexical default + symbol BM25": replace(_LEXICAL, symbols=True),
+    "lexical default, file BM25 instead of chunks": replace(_LEXICAL, files=True, chunks=False),
     "reference ordering (lexical)": replace(_LEXICAL, ranking="reference"),
-    "reference ordering (+ vectors)": FlatConfig(ranking="reference"),
 }
 
 

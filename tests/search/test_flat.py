@@ -92,7 +92,7 @@ def test_result_shape_evidence_and_contents(db: Database) -> None:
     assert top.evidence["chunk"]["start_line"] >= 1
     assert top.evidence["chunk"]["end_line"] >= top.evidence["chunk"]["start_line"]
     assert any(m["kind"] in ("symbol", "qname") for m in top.evidence["mentions"])
-    assert "files" in top.evidence["why"]
+    assert "chunks" in top.evidence["why"]
     assert result.trace.params["mode"] == "lexical"
     assert len(result.files) == 2
 
@@ -156,7 +156,7 @@ def test_vectors_are_used_when_stored(tmp_path: Path) -> None:
     try:
         db.index(root, name="shop")
         ctx = SearchContext(store=db.store, tree=db.tree("shop"), navigator=LexicalNavigator())
-        only_vectors = FlatConfig(files=False, symbols=False, paths=False, mentions=False)
+        only_vectors = FlatConfig(chunks=False, paths=False, mentions=False)
         retriever = FlatRetriever(only_vectors, embedder=embedder)
         result = retriever.retrieve(ctx, "money currency exchange", QueryOptions(k=3))
         assert result.trace.params["mode"] == "hybrid"
