@@ -54,7 +54,10 @@ def plot_metric_by_tier(
         ]
         xs = [i + (n - (len(summaries) - 1) / 2) * width for i in range(len(groups))]
         bars = ax.bar(xs, values, width, label=_label(summary))
-        ax.bar_label(bars, fmt="%.2f", fontsize=7, padding=1)
+        crowded = len(summaries) > 3
+        ax.bar_label(
+            bars, fmt="%.2f", fontsize=6 if crowded else 7, padding=1, rotation=90 if crowded else 0
+        )
     counts = summaries[0]["by_tier"] if summaries else {}
     ticks = [f"{g}\n(n={counts[g]['n']})" if g in counts else g for g in tiers]
     n_all = summaries[0]["overall"]["n"] if summaries else 0
@@ -74,17 +77,21 @@ def plot_cost_vs_quality(
     summaries: Sequence[Mapping[str, Any]], out: Path, metric: str = "recall_at_gold"
 ) -> Path:
     """Two scatter panels: quality vs estimated $/query, and quality vs wall s/query."""
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.2 + 0.18 * len(summaries)))
     panels = (("mean_cost_usd", "estimated cost per query (USD)"), ("mean_wall_s", "wall s/query"))
     for ax, (key, title) in zip(axes, panels, strict=True):
+        # runs at the same point (e.g. a ranker that changed nothing) share one marker; markers
+        # carry a number and the legend names the runs, so close points never hide their names
+        points: dict[tuple[float, float], list[str]] = {}
         for summary in summaries:
             overall = summary["overall"]
-            x = float(overall.get(key) or 0.0)
-            y = float(overall.get(metric, 0.0))
-            ax.scatter([x], [y], s=40)
-            ax.annotate(
-                _label(summary), (x, y), textcoords="offset points", xytext=(5, 4), fontsize=8
-            )
+            x = round(float(overall.get(key) or 0.0), 6)
+            y = round(float(overall.get(metric, 0.0)), 6)
+            points.setdefault((x, y), []).append(_label(summary))
+        for number, ((x, y), labels) in enumerate(points.items(), start=1):
+            ax.scatter([x], [y], s=40, label=f"{number}: {', '.join(labels)}")
+            ax.annotate(str(number), (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0.0, -0.18), frameon=False)
         ax.set_xlabel(title)
         ax.set_ylabel(METRIC_TITLES.get(metric, metric))
         ax.set_ylim(0, 1.0)
