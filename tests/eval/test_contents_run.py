@@ -73,6 +73,16 @@ def test_contents_run_from_bare_mirrors(tmp_path: Path, index_jobs: int) -> None
     # one database file per commit next to the eval database, with opaque names
     files = sorted(p.name for p in db.parent.glob("eval.*.db"))
     assert len(files) == 3 and not any("acme" in name for name in files)
+    # a rerun finds every instance done (and builds nothing)
+    again = run_eval(
+        instances,
+        RunSettings(str(dataset), "contents", strategy=strategy),
+        universe,
+        db_path=db,
+        out_dir=tmp_path / "runs" / "c",
+        index_jobs=index_jobs,
+    )
+    assert (again.ran, again.skipped) == (0, 4)
     if strategy == "flat":
         assert records["one-1"].preds[0] == "lib/durations.py"
         assert records["two-1"].preds[0] == "pkg/cache.py"

@@ -64,7 +64,7 @@ def build_parallel(
         by_repo.setdefault(key[0], []).append(key)
     # largest first, so the longest chain does not start last
     repos = sorted(by_repo, key=lambda r: -len(by_repo[r]))
-    if jobs <= 1 or len(repos) == 1:
+    if jobs <= 1 or len(repos) <= 1:
         for repo in repos:
             yield from _repo_trees(universe, db_path, by_repo[repo])
         return
