@@ -149,6 +149,8 @@ def run_eval(
     """
     if workers < 1:
         raise ConfigError("--workers must be at least 1")
+    if index_jobs < 1:
+        raise ConfigError("--index-jobs must be at least 1")
     if navigator is not None and workers != 1:
         raise ConfigError("a navigator object can only be used with workers=1")
     started_at = datetime.now(UTC)
