@@ -1,0 +1,75 @@
+"""Reference-shaped layer items from the flat retriever's best files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import treeseek
+from treeseek.code.index_hook import CodeIndexHook
+from treeseek.errors import ConfigError
+from treeseek.llm.lexical import LexicalNavigator
+from treeseek.search.base import SearchContext
+from treeseek.search.flat import FlatConfig
+from treeseek.search.items import retrieve_items
+
+APP = """from fastapi import FastAPI
+
+app = FastAPI()
+
+
+@app.get("/users/{user_id}")
+async def get_user(user_id: str):
+    service = UserService()
+    return service.get_user(user_id)
+
+
+class UserService:
+    def get_user(self, user_id):
+        return {"id": user_id}
+"""
+
+
+def test_items_have_the_reference_shape_and_order(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / "app" / "api").mkdir(parents=True)
+    (root / "app" / "api" / "users.py").write_text(APP)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_users.py").write_text("def test_get_user():\n    get_user('1')\n")
+    db = treeseek.open(tmp_path / "i.db", hooks=[CodeIndexHook()])
+    try:
+        db.index(root, name="app")
+        ctx = SearchContext(store=db.store, tree=db.tree("app"), navigator=LexicalNavigator())
+        items = retrieve_items(ctx, "where is implemented get_user", limit=20)
+        assert items, "expected items"
+        first = items[0]
+        assert first.source == "app/api/users.py"
+        assert first.layer == "C3_ENTRYPOINTS"  # names get_user exactly, C3 ranks first
+        assert first.metadata["framework"] == "fastapi"
+        layers = [i.layer for i in items]
+        assert "C1_SYMBOL_CATALOG" in layers and "C0_SOURCE_CHUNKS" in layers
+        sym = next(i for i in items if i.layer == "C1_SYMBOL_CATALOG")
+        assert sym.title in ("get_user", "UserService.get_user")
+        assert sym.start_line is not None and sym.end_line is not None
+        chunk = next(i for i in items if i.layer == "C0_SOURCE_CHUNKS")
+        assert chunk.metadata["chunk_type"] in ("symbol_block", "window")
+        test_positions = [n for n, i in enumerate(items) if i.source.startswith("tests/")]
+        app_positions = [
+            n
+            for n, i in enumerate(items)
+            if i.source == "app/api/users.py" and i.layer == "C1_SYMBOL_CATALOG"
+        ]
+        assert not test_positions or min(app_positions) < min(test_positions)
+        only = retrieve_items(
+            ctx,
+            "get_user",
+            layers=["C1_SYMBOL_CATALOG"],
+            config=FlatConfig(exclude_tests=True),
+        )
+        assert {i.layer for i in only} == {"C1_SYMBOL_CATALOG"}
+        assert all(not i.source.startswith("tests/") for i in only)
+        with pytest.raises(ConfigError):
+            retrieve_items(ctx, "x", layers=["C9"])
+    finally:
+        db.close()
