@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import treeseek
@@ -362,6 +362,7 @@ def test_fast_path_list_entries_equal_the_constructor() -> None:
     assert _file_entry("a/b.py", NodeType.FILE) == SourceEntry("a/b.py", NodeType.FILE)
 
 
+@settings(deadline=None)  # each example opens a database file: slow on a loaded machine
 @given(
     st.lists(
         st.text(alphabet="aAbBß_.-é1", min_size=1, max_size=4).filter(
