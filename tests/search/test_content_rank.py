@@ -234,7 +234,7 @@ def test_lexical_navigator_finds_a_file_by_its_content(db: Database) -> None:
     assert ANSWER not in [f.path for f in path_only.files]
     aided = _run(db, LexicalNavigator(), strategy="block", k=3, hints=3)
     assert [f.path for f in aided.files][:1] == [ANSWER]
-    assert aided.navigator == "lexical"
+    assert aided.navigator == "lexical:flat>bm25"
     assert aided.trace.params["navigator_scorer"] == "flat>bm25"
     assert "hints" not in aided.trace.params  # the lexical navigator reads scores, not text
     beam = _run(db, LexicalNavigator(), strategy="beam", k=3, hints=3)

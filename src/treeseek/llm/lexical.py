@@ -36,6 +36,8 @@ class LexicalNavigator(Navigator):
     def __init__(self, scorer: PathScorer | None = None, *, file_ratio: float = 1.0) -> None:
         self.scorer = scorer or BM25PathScorer()
         self.file_ratio = file_ratio
+        # a navigator driven by another scorer (e.g. flat scores) says so in results and reports
+        self.name = "lexical" if scorer is None else f"lexical:{self.scorer.name}"
 
     def rank(self, request: RankRequest) -> RankReply:
         started = time.perf_counter()
