@@ -421,6 +421,9 @@ def test_query_delegates_to_the_search_strategies(database: Database) -> None:
         "t", "where is the retry backoff computed?", k=2, navigator=navigator_from_spec("lexical")
     )
     assert result.files and result.files[0].path == "src/retry/backoff.py"
+    assert result.strategy == "flat"  # the CLI's default without an LLM
+    tree_search = database.query("t", "where is the retry backoff computed?", strategy="auto")
+    assert tree_search.strategy == "beam" and tree_search.navigator == "lexical"
     with pytest.raises(ConfigError, match="unknown query option"):
         database.query("t", "q", bogus=1)
 

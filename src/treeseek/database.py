@@ -208,10 +208,12 @@ class Database:
         """Answer ``question`` from tree ``tree``: the files that answer it, best first.
 
         ``options`` are the fields of :class:`treeseek.search.base.QueryOptions` (``strategy``,
-        ``k``, ...); ``navigator`` defaults to the configured one (no LLM: lexical).
+        ``k``, ...); ``navigator`` defaults to the configured one (no LLM: lexical). With no
+        ``strategy``, the default is the same as the CLI's: ``flat`` without an LLM, ``auto`` with one.
         """
+        from treeseek.llm.select import navigator_from_spec
         from treeseek.search.base import QueryOptions
-        from treeseek.search.strategy import run_query
+        from treeseek.search.strategy import default_strategy, run_query
 
         known = set(QueryOptions.__dataclass_fields__)
         unknown = sorted(set(options) - known)
@@ -219,6 +221,10 @@ class Database:
             raise ConfigError(
                 f"unknown query option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
             )
+        if navigator is None:
+            navigator = navigator_from_spec(None)
+        # same default as the CLI: flat with no LLM, LLM tree search (auto) with one
+        options.setdefault("strategy", default_strategy(navigator))
         return run_query(self.store, self.tree(tree), question, QueryOptions(**options), navigator)
 
 
