@@ -209,7 +209,7 @@ class Database:
 
         ``options`` are the fields of :class:`treeseek.search.base.QueryOptions` (``strategy``,
         ``k``, ...); ``navigator`` defaults to the configured one (no LLM: lexical). With no
-        ``strategy``, the default is the same as the CLI's: ``flat`` without an LLM, ``auto`` with one.
+        ``strategy``, the default is the CLI's: ``flat`` without an LLM, ``auto`` with one.
         """
         from treeseek.llm.select import navigator_from_spec
         from treeseek.search.base import QueryOptions
