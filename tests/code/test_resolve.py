@@ -723,3 +723,18 @@ def test_cpp_namespace_qualified_calls_and_out_of_line_methods() -> None:
         "Circle",
     )
     assert _dst(_find(rt, "main.cpp", "main", "std.sort", EdgeType.CALLS))[0] == "partial"
+
+
+def test_python_script_without_py_suffix_resolves_its_imports() -> None:
+    # sympy's bin/test: python by its shebang, outside python_module_roots' *.py files
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/core.py": "def run():\n    return 1\n",
+        "bin/test": "#!/usr/bin/env python\nfrom pkg.core import run\n\nrun()\n",
+    }
+    indexes = _tree(files)
+    assert indexes["bin/test"].language == "python"
+    rt = resolve_tree(indexes)
+    assert _find(rt, "bin/test", "", "pkg.core.run", EdgeType.IMPORTS).dst_path == "pkg/core.py"
+    call = _find(rt, "bin/test", "", "run", EdgeType.CALLS)
+    assert (call.dst_path, call.dst_symbol) == ("pkg/core.py", "run")

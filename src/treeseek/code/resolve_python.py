@@ -30,6 +30,8 @@ class PythonResolver(Resolver):
         super().__init__(facts)
         paths = [p for p, ix in facts.indexes.items() if ix.language == "python"]
         roots = python_module_roots(paths)
+        for p in paths:  # python by its shebang, not its name (sympy's bin/test): a script
+            roots.setdefault(p, (module_name(p, "python"), ""))
         self.module_of = {p: module for p, (module, _) in roots.items()}
         # module -> [(import root, path)]; a root is visible to the files under it (a
         # directory on sys.path: tests/ for Django's test apps), the tree root and the usual
