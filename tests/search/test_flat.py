@@ -166,3 +166,35 @@ def test_vectors_are_used_when_stored(tmp_path: Path) -> None:
         assert lexical.files == []
     finally:
         db.close()
+
+
+def test_cached_tree_files_follow_a_reindex(db: Database, tmp_path: Path) -> None:
+    """One retriever serves many queries from its per-tree cache; a new tree version (a file
+    added) is seen by the next query, not hidden by the cached file list or term counts."""
+    retriever = FlatRetriever(FlatConfig(mentions=False, paths=False))
+    query = "ledger reconciliation entries"
+    before = retriever.retrieve(_ctx(db), query, QueryOptions(k=5))
+    assert "ledger" not in before.trace.params["terms"]  # in no document yet
+    ledger = tmp_path / "repo" / "shop/billing/ledger.py"
+    ledger.write_text(
+        "def reconcile(ledger, entries):\n    return ledger.reconciliation(entries)\n"
+    )
+    db.index(tmp_path / "repo", name="shop")
+    after = retriever.retrieve(_ctx(db), query, QueryOptions(k=5))
+    assert "ledger" in after.trace.params["terms"]
+    assert after.files[0].path == "shop/billing/ledger.py"
+
+
+def test_term_counts_are_reread_when_another_tree_grows_the_index(
+    db: Database, tmp_path: Path
+) -> None:
+    """Document frequencies are over the whole database's index: indexing another tree
+    changes them for an unchanged tree, so cached counts must not outlive that."""
+    retriever = FlatRetriever()
+    query = "quokka invoice"
+    assert "quokka" not in retriever.retrieve(_ctx(db), query, QueryOptions()).trace.params["terms"]
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "zoo.py").write_text("def quokka():\n    return 'quokka'\n")
+    db.index(other, name="zoo")
+    assert "quokka" in retriever.retrieve(_ctx(db), query, QueryOptions()).trace.params["terms"]
