@@ -198,3 +198,19 @@ def test_term_counts_are_reread_when_another_tree_grows_the_index(
     (other / "zoo.py").write_text("def quokka():\n    return 'quokka'\n")
     db.index(other, name="zoo")
     assert "quokka" in retriever.retrieve(_ctx(db), query, QueryOptions()).trace.params["terms"]
+
+
+def test_the_term_cap_keeps_the_rarest_terms(db: Database) -> None:
+    """Capped at two terms, a query keeps its two terms in the fewest chunks: the common
+    ones cost FTS the most and say the least."""
+    from treeseek.store.code_sqlite import code_store_for
+
+    query = "order total rate invoice catalog product"
+    words = query.split()
+    dfs = code_store_for(db.store).chunk_term_doc_freqs(words)
+    by_rarity = sorted(words, key=lambda w: dfs.get(w, 0))
+    assert all(dfs.get(w, 0) > 0 for w in words)
+    assert dfs[by_rarity[1]] < dfs[by_rarity[2]]  # the cut is not a tie
+    config = FlatConfig(max_terms=2, max_df_ratio=1.0, mentions=False, paths=False)
+    terms = FlatRetriever(config).retrieve(_ctx(db), query, QueryOptions()).trace.params["terms"]
+    assert set(terms) == set(by_rarity[:2])
