@@ -115,7 +115,7 @@ def _chunks(items: Sequence[Any], size: int = CHUNK) -> Iterator[Sequence[Any]]:
         yield items[start : start + size]
 
 
-def _placeholders(n: int) -> str:
+def _qmarks(n: int) -> str:
     return ",".join("?" * n)
 
 
@@ -279,7 +279,7 @@ class SQLiteTreeWriter:
         for chunk in _chunks(node_ids):
             rows = self.connection.execute(
                 "SELECT node_id, content_hash FROM nodes WHERE tree_id = ?"
-                f" AND node_id IN ({_placeholders(len(chunk))})",
+                f" AND node_id IN ({_qmarks(len(chunk))})",
                 (self.tree_id, *chunk),
             )
             for node_id, content_hash in rows:
@@ -295,7 +295,7 @@ class SQLiteTreeWriter:
         self._remember_old_hashes(ids)
         for chunk in _chunks(ids):
             self.connection.execute(
-                f"DELETE FROM nodes WHERE tree_id = ? AND node_id IN ({_placeholders(len(chunk))})",
+                f"DELETE FROM nodes WHERE tree_id = ? AND node_id IN ({_qmarks(len(chunk))})",
                 (self.tree_id, *chunk),
             )
 
@@ -342,7 +342,7 @@ class SQLiteTreeWriter:
         for chunk in _chunks(node_ids):
             rows = self.connection.execute(
                 "SELECT content_hash FROM nodes WHERE tree_id = ? AND content_hash IS NOT NULL"
-                f" AND node_id IN ({_placeholders(len(chunk))})",
+                f" AND node_id IN ({_qmarks(len(chunk))})",
                 (self.tree_id, *chunk),
             )
             self._maybe_orphaned.update(r[0] for r in rows)
@@ -599,7 +599,7 @@ class SQLiteStore:
         for chunk in _chunks(list(dict.fromkeys(node_ids))):
             rows = conn.execute(
                 f"SELECT {_NODE_COLUMNS} FROM nodes WHERE tree_id = ?"
-                f" AND node_id IN ({_placeholders(len(chunk))})",
+                f" AND node_id IN ({_qmarks(len(chunk))})",
                 (tree_id, *chunk),
             )
             for row in rows:
@@ -650,7 +650,7 @@ class SQLiteStore:
         for chunk in _chunks(list(result)):
             rows = conn.execute(
                 f"SELECT {_NODE_COLUMNS} FROM nodes WHERE tree_id = ?"
-                f" AND parent_id IN ({_placeholders(len(chunk))}) ORDER BY parent_id, ord",
+                f" AND parent_id IN ({_qmarks(len(chunk))}) ORDER BY parent_id, ord",
                 (tree_id, *chunk),
             )
             for row in rows:
@@ -704,7 +704,7 @@ class SQLiteStore:
         result: dict[str, bytes] = {}
         for chunk in _chunks(list(dict.fromkeys(hashes))):
             rows = conn.execute(
-                f"SELECT hash, data FROM contents WHERE hash IN ({_placeholders(len(chunk))})",
+                f"SELECT hash, data FROM contents WHERE hash IN ({_qmarks(len(chunk))})",
                 tuple(chunk),
             )
             for digest, data in rows:
@@ -720,7 +720,7 @@ class SQLiteStore:
         present: set[str] = set()
         for chunk in _chunks(hashes):
             rows = conn.execute(
-                f"SELECT hash FROM contents WHERE hash IN ({_placeholders(len(chunk))})",
+                f"SELECT hash FROM contents WHERE hash IN ({_qmarks(len(chunk))})",
                 tuple(chunk),
             )
             present.update(r[0] for r in rows)
@@ -730,7 +730,7 @@ class SQLiteStore:
         candidates = list(hashes)
         for chunk in _chunks(candidates):
             conn.execute(
-                f"DELETE FROM contents WHERE hash IN ({_placeholders(len(chunk))})"
+                f"DELETE FROM contents WHERE hash IN ({_qmarks(len(chunk))})"
                 " AND NOT EXISTS (SELECT 1 FROM nodes WHERE nodes.content_hash = contents.hash)",
                 tuple(chunk),
             )
