@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from treeseek._closing import Closing
 from treeseek.config import resolve_db_path
 from treeseek.errors import BuildError, ConfigError, NodeNotFound, PathError
 from treeseek.indexing import (
@@ -51,7 +51,7 @@ def normalize_query_path(path: str) -> str:
     return "/".join(parts)
 
 
-class Database:
+class Database(Closing):
     """A treeseek database: named trees, their nodes and contents."""
 
     def __init__(self, store: Store, *, hooks: Sequence[IndexHook] | None = None) -> None:
@@ -61,17 +61,6 @@ class Database:
     # -- lifecycle -----------------------------------------------------------------------
     def close(self) -> None:
         self.store.close()
-
-    def __enter__(self) -> Database:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     # -- indexing ------------------------------------------------------------------------
     def index(

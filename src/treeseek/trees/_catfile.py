@@ -11,8 +11,8 @@ import contextlib
 import subprocess
 import threading
 from pathlib import Path
-from types import TracebackType
 
+from treeseek._closing import Closing
 from treeseek.errors import BuildError
 
 
@@ -22,7 +22,7 @@ class BlobUnreadable(BuildError, OSError):
     disk that vanished (a partial clone's missing blob, a pipe that broke)."""
 
 
-class CatFileBatch:
+class CatFileBatch(Closing):
     """Reads objects of one git repository through a single ``git cat-file --batch``."""
 
     def __init__(self, git_dir: Path) -> None:
@@ -91,14 +91,3 @@ class CatFileBatch:
             process.kill()
             process.wait()
         process.stdout.close()
-
-    def __enter__(self) -> CatFileBatch:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

@@ -15,8 +15,8 @@ import functools
 import subprocess
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from types import TracebackType
 
+from treeseek._closing import Closing
 from treeseek.errors import BuildError
 from treeseek.trees._catfile import CatFileBatch
 from treeseek.trees.model import NodeType, TreeSource
@@ -54,7 +54,7 @@ def _check_git_dir(git_dir: Path) -> None:
         raise BuildError(f"{git_dir} is not a git directory (no objects/ inside)")
 
 
-class GitTreeBuilder(TreeBuilder):
+class GitTreeBuilder(TreeBuilder, Closing):
     """Lists one commit of a git repository; reads blobs on demand.
 
     ``root`` defaults to ``"GITDIR@COMMIT"``; callers that must not reveal where a tree came
@@ -123,14 +123,3 @@ class GitTreeBuilder(TreeBuilder):
 
     def close(self) -> None:
         self._blobs.close()
-
-    def __enter__(self) -> GitTreeBuilder:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
