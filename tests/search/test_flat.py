@@ -99,10 +99,11 @@ def test_result_shape_evidence_and_contents(db: Database) -> None:
 
 def test_test_penalty_and_exclude_tests(db: Database) -> None:
     query = "invoice tax rate order total"
-    words_only = FlatConfig(test_penalty=1.0, mentions=False, symbols=False, paths=False)
-    no_penalty = _paths(db, query, words_only)
+    # the chunk signal alone (file BM25 sees primary files only, never tests)
+    chunks_only = {"mentions": False, "symbols": False, "paths": False, "files": False}
+    no_penalty = _paths(db, query, FlatConfig(test_penalty=1.0, **chunks_only))
     assert no_penalty[0] == "shop/tests/test_invoice.py"  # it repeats the words most
-    penalized = _paths(db, query, FlatConfig(mentions=False, symbols=False, paths=False))
+    penalized = _paths(db, query, FlatConfig(**chunks_only))
     assert penalized[0] == "shop/billing/invoice.py"
     excluded = _paths(db, query, FlatConfig(exclude_tests=True))
     assert "shop/tests/test_invoice.py" not in excluded
@@ -156,7 +157,7 @@ def test_vectors_are_used_when_stored(tmp_path: Path) -> None:
     try:
         db.index(root, name="shop")
         ctx = SearchContext(store=db.store, tree=db.tree("shop"), navigator=LexicalNavigator())
-        only_vectors = FlatConfig(chunks=False, paths=False, mentions=False)
+        only_vectors = FlatConfig(files=False, chunks=False, paths=False, mentions=False)
         retriever = FlatRetriever(only_vectors, embedder=embedder)
         result = retriever.retrieve(ctx, "money currency exchange", QueryOptions(k=3))
         assert result.trace.params["mode"] == "hybrid"

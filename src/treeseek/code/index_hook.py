@@ -4,6 +4,10 @@ It runs inside the tree's write transaction (:class:`treeseek.indexing.IndexHook
 keyed by content hash, so the hook parses only contents the database has never parsed: a new
 commit of a repository already indexed at a nearby commit costs only its changed files. Rows of
 removed files need no work here; they go when the store drops the content nobody uses.
+
+A layer added to the schema later (the file term counts) is backfilled for the whole tree on
+its next indexing run, unchanged files included: the store lists the tree's parsed contents
+that lack it.
 """
 
 from __future__ import annotations
@@ -19,8 +23,8 @@ from treeseek.code.parse import index_file
 from treeseek.embed.base import Embedder
 from treeseek.indexing import ChangedFile
 from treeseek.store.base import TreeWriter
-from treeseek.store.code_base import PreparedCode
-from treeseek.store.code_sqlite import code_store_for, prepare_code
+from treeseek.store.code_base import CodeWriter, PreparedCode
+from treeseek.store.code_sqlite import code_store_for, document_term_counts, prepare_code
 from treeseek.trees.model import Node, TreeInfo
 
 #: characters of a file's outline that are embedded (the model truncates far below this)
@@ -52,6 +56,8 @@ def is_data_file(path: str) -> bool:
 PARALLEL_MIN_FILES = 64
 #: files handed to a worker at a time
 PARALLEL_CHUNK = 16
+#: contents whose stored chunk documents are read at a time when term counts are backfilled
+BACKFILL_BATCH = 500
 #: the vector kind the flat retriever reads
 OUTLINE_KIND = "outline"
 
@@ -79,6 +85,7 @@ class CodeIndexStats:
     parsed: int = 0
     reused: int = 0
     embedded: int = 0
+    terms_backfilled: int = 0  # parsed earlier, given file term counts by this hook
     parse_seconds: float = 0.0  # wall time of parse + store (parsing may run in workers)
     store_seconds: float = 0.0
     embed_seconds: float = 0.0
@@ -141,8 +148,22 @@ class CodeIndexHook:
                     c.node.path, parsed.index, c.data[:OUTLINE_CHARS].decode("utf-8", "replace")
                 )
         self.stats.parse_seconds += time.perf_counter() - t0
+        self._backfill_terms(code, tree)
         if self.embedder is not None:
             self._embed(writer, todo, outlines)
+
+    def _backfill_terms(self, code: CodeWriter, tree: TreeInfo) -> None:
+        """Term counts for contents parsed before the file-term layer existed, from their
+        stored chunk documents (the same text a fresh parse counts)."""
+        need = sorted(code.contents_without_terms(tree.name))
+        t0 = time.perf_counter()
+        for start in range(0, len(need), BACKFILL_BATCH):
+            batch = need[start : start + BACKFILL_BATCH]
+            bodies = code.chunk_documents(batch)
+            for digest in batch:
+                code.put_file_terms(digest, document_term_counts(bodies.get(digest, [])))
+        self.stats.store_seconds += time.perf_counter() - t0
+        self.stats.terms_backfilled += len(need)
 
     def _parsed(
         self, jobs: Sequence[ChangedFile]

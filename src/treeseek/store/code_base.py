@@ -9,7 +9,7 @@ SQLite implementation is :class:`treeseek.store.code_sqlite.SQLiteCodeStore`.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -55,12 +55,30 @@ class SymbolHit:
 
 @dataclass(frozen=True, slots=True)
 class PreparedCode:
-    """A file's layers plus the FTS token strings of its chunks and symbols, computed where
-    the file was parsed (a worker process), so the writer only inserts rows."""
+    """A file's layers plus the FTS token strings of its chunks and symbols and the term
+    counts of its file document, computed where the file was parsed (a worker process), so
+    the writer only inserts rows."""
 
     index: FileCodeIndex
     chunk_bodies: tuple[str, ...]
     symbol_bodies: tuple[str, ...]
+    #: how often each token occurs in the file document (all chunk bodies, see FileTerms)
+    term_counts: Mapping[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class FileTerms:
+    """The bag of words of one content's file document, for file-level BM25.
+
+    The document is the concatenation of the content's chunk texts (each with its symbol's
+    name, cut at the chunk size cap), tokenized by :func:`treeseek.code.tokenize.code_tokens`.
+    Terms are integer ids of the database-wide vocabulary (:meth:`CodeStore.term_ids`).
+    """
+
+    content_hash: str
+    length: int  # tokens in the document (the sum of ``counts``)
+    term_ids: npt.NDArray[np.uint32]  # distinct term ids, ascending
+    counts: npt.NDArray[np.uint32]  # occurrences of each term, aligned with ``term_ids``
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +103,20 @@ class CodeWriter(Protocol):
         """Store one file's layers (replacing any previous ones for that hash)."""
 
     def put_prepared(self, content_hash: str, prepared: PreparedCode) -> None:
-        """:meth:`put_code` with the FTS token strings already computed."""
+        """:meth:`put_code` with the FTS token strings (and file term counts) already
+        computed."""
+
+    def put_file_terms(self, content_hash: str, counts: Mapping[str, int]) -> None:
+        """Store (replace) the term counts of one content's file document; new terms get
+        vocabulary ids."""
+
+    def contents_without_terms(self, tree: str) -> set[str]:
+        """Parsed contents of ``tree`` that have no file term row (a database written before
+        the file-term layer existed): what re-indexing backfills."""
+
+    def chunk_documents(self, hashes: Collection[str]) -> dict[str, list[str]]:
+        """The stored FTS token strings of each content's chunks, in chunk order (contents
+        without chunks are absent)."""
 
     def missing_vectors(self, model: str, kind: str, hashes: Collection[str]) -> set[str]: ...
 
@@ -124,15 +155,11 @@ class CodeStore(CodeWriter, Protocol):
     ) -> list[ChunkHit]:
         """Chunks matching any of ``terms`` by BM25, restricted to contents in ``hashes``."""
 
-    def search_files(
-        self, terms: Sequence[str], hashes: Collection[str], limit: int
-    ) -> list[tuple[str, float]]:
-        """(content hash, BM25) of whole files matching any of ``terms``, best first,
-        restricted to contents in ``hashes``."""
+    def file_terms(self, hashes: Collection[str]) -> dict[str, FileTerms]:
+        """The file term rows of ``hashes`` (contents without one are absent)."""
 
-    def file_doc_count(self) -> int: ...
-
-    def file_term_doc_freqs(self, terms: Sequence[str]) -> dict[str, int]: ...
+    def term_ids(self, terms: Collection[str]) -> dict[str, int]:
+        """Vocabulary ids of ``terms`` (terms no file contains are absent)."""
 
     def search_chunks_in(
         self, terms: Sequence[str], hashes: Sequence[str], per_file: int = 1

@@ -10,6 +10,10 @@ Layout (see :data:`CODE_SCHEMA_SQL`, applied as one migration):
   qualified name, signature, decorators and docstring. ``code_symbols.name`` is indexed for
   the exact lookups of query understanding.
 - ``code_edges``, ``code_entrypoints``: C2 edges as found in one file, and C3 entrypoints.
+- ``code_terms`` + ``code_file_terms``: the bag of words of each content's file document
+  (its chunk token strings) for file-level BM25 (:mod:`treeseek.search.file_bm25`): a
+  database-wide vocabulary (term -> integer id) and per content the token count and two
+  blobs, the sorted uint32 term ids and their uint32 counts (``np.frombuffer``-loadable).
 - ``code_vectors``: float32 vectors per (content hash, model, kind), searched exactly with
   numpy (a tree holds at most tens of thousands of files: a brute-force scan is milliseconds,
   and Python's bundled sqlite3 here cannot load extensions such as sqlite-vec).
@@ -22,7 +26,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Collection, Iterator, KeysView, Sequence
+from collections import Counter
+from collections.abc import Callable, Collection, Iterator, KeysView, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any
 
@@ -41,7 +46,7 @@ from treeseek.code.model import (
 )
 from treeseek.code.tokenize import fts_document
 from treeseek.errors import StoreError
-from treeseek.store.code_base import ChunkHit, CodeFileInfo, PreparedCode, SymbolHit
+from treeseek.store.code_base import ChunkHit, CodeFileInfo, FileTerms, PreparedCode, SymbolHit
 
 CODE_SCHEMA_SQL = """
 CREATE TABLE code_files (
@@ -132,29 +137,32 @@ BEGIN
 END;
 """
 
-#: Migration 3: file-level BM25 (the strongest lexical signal) needs one document per content;
-#: existing databases are backfilled from the chunk documents already stored.
-CODE_FILE_DOCS_SQL = """
-CREATE TABLE code_docs (
-    id            INTEGER PRIMARY KEY,
-    content_hash  TEXT NOT NULL UNIQUE
+#: Migration 4: per-content term counts for file-level BM25 in numpy (FTS5 is slow on the
+#: long OR-queries an issue makes, so it could only see a query's top terms); the FTS5 file
+#: documents of migration 3 it replaces are dropped. Rows are filled by the index hook,
+#: including for contents parsed before this migration (see ``contents_without_terms``).
+CODE_FILE_TERMS_SQL = """
+CREATE TABLE code_terms (
+    id    INTEGER PRIMARY KEY,
+    term  TEXT NOT NULL UNIQUE
 );
-CREATE VIRTUAL TABLE code_docs_fts USING fts5(body, tokenize = "unicode61 tokenchars '_'");
-CREATE VIRTUAL TABLE code_docs_vocab USING fts5vocab(code_docs_fts, 'row');
 
-INSERT INTO code_docs(content_hash) SELECT content_hash FROM code_files ORDER BY content_hash;
-INSERT INTO code_docs_fts(rowid, body)
-    SELECT d.id, (SELECT group_concat(f.body, ' ') FROM code_chunks AS c
-                  JOIN code_chunks_fts AS f ON f.rowid = c.id
-                  WHERE c.content_hash = d.content_hash)
-    FROM code_docs AS d;
+CREATE TABLE code_file_terms (
+    content_hash  TEXT PRIMARY KEY,
+    length        INTEGER NOT NULL,
+    term_ids      BLOB NOT NULL,
+    counts        BLOB NOT NULL
+);
 
-CREATE TRIGGER code_docs_prune_with_content AFTER DELETE ON contents
+CREATE TRIGGER code_file_terms_prune_with_content AFTER DELETE ON contents
 BEGIN
-    DELETE FROM code_docs_fts
-        WHERE rowid IN (SELECT id FROM code_docs WHERE content_hash = OLD.hash);
-    DELETE FROM code_docs WHERE content_hash = OLD.hash;
+    DELETE FROM code_file_terms WHERE content_hash = OLD.hash;
 END;
+
+DROP TRIGGER code_docs_prune_with_content;
+DROP TABLE code_docs_vocab;
+DROP TABLE code_docs_fts;
+DROP TABLE code_docs;
 """
 
 #: a symbol's docstring is cut to this many characters in its FTS document
@@ -202,15 +210,29 @@ def _symbol_document(symbol: Symbol) -> str:
     )
 
 
+def document_term_counts(chunk_bodies: Sequence[str]) -> dict[str, int]:
+    """Token counts of a file document given as its chunks' FTS token strings.
+
+    A token string is :func:`~treeseek.code.tokenize.code_tokens` of the chunk text joined
+    by spaces (tokens never contain one), so splitting it recovers exactly those tokens.
+    """
+    counts: Counter[str] = Counter()
+    for body in chunk_bodies:
+        counts.update(body.split())
+    return dict(counts)
+
+
 def prepare_code(index: FileCodeIndex) -> PreparedCode:
-    """The FTS token strings of a file's chunks (with their symbol's name) and symbols."""
+    """The FTS token strings of a file's chunks (with their symbol's name) and symbols, and
+    the term counts of the file document they make together."""
+    bodies = tuple(
+        fts_document(c.text if c.symbol is None else c.symbol + "\n" + c.text) for c in index.chunks
+    )
     return PreparedCode(
         index=index,
-        chunk_bodies=tuple(
-            fts_document(c.text if c.symbol is None else c.symbol + "\n" + c.text)
-            for c in index.chunks
-        ),
+        chunk_bodies=bodies,
         symbol_bodies=tuple(_symbol_document(s) for s in index.symbols),
+        term_counts=document_term_counts(bodies),
     )
 
 
@@ -224,6 +246,7 @@ class SQLiteCodeStore:
     def __init__(self, conn: sqlite3.Connection, read_contents: ContentReader) -> None:
         self._conn = conn
         self._read_contents = read_contents
+        self._term_cache: dict[str, int] = {}
 
     # -- writes ---------------------------------------------------------------------------
     def missing_code(self, hashes: Collection[str]) -> set[str]:
@@ -259,11 +282,7 @@ class SQLiteCodeStore:
                 len(index.symbols),
             ),
         )
-        cur = conn.execute("INSERT INTO code_docs(content_hash) VALUES (?)", (content_hash,))
-        conn.execute(
-            "INSERT INTO code_docs_fts(rowid, body) VALUES (?, ?)",
-            (cur.lastrowid, " ".join(prepared.chunk_bodies)),
-        )
+        self.put_file_terms(content_hash, prepared.term_counts)
         # rowids are assigned here so chunk/symbol rows and their FTS rows go in two batched
         # statements each (the write transaction holds the only writer lock)
         if index.chunks:
@@ -367,17 +386,12 @@ class SQLiteCodeStore:
             (content_hash,),
         )
         conn.execute(
-            "DELETE FROM code_docs_fts WHERE rowid IN"
-            " (SELECT id FROM code_docs WHERE content_hash = ?)",
-            (content_hash,),
-        )
-        conn.execute(
             "DELETE FROM code_symbols_fts WHERE rowid IN"
             " (SELECT id FROM code_symbols WHERE content_hash = ?)",
             (content_hash,),
         )
         for table in (
-            "code_docs",
+            "code_file_terms",
             "code_chunks",
             "code_symbols",
             "code_edges",
@@ -385,6 +399,57 @@ class SQLiteCodeStore:
             "code_files",
         ):
             conn.execute(f"DELETE FROM {table} WHERE content_hash = ?", (content_hash,))
+
+    def put_file_terms(self, content_hash: str, counts: Mapping[str, int]) -> None:
+        ids = self._vocabulary_ids(counts)
+        pairs = sorted((ids[t], n) for t, n in counts.items())
+        term_ids = np.fromiter((i for i, _ in pairs), dtype=np.uint32, count=len(pairs))
+        tfs = np.fromiter((n for _, n in pairs), dtype=np.uint32, count=len(pairs))
+        self._conn.execute(
+            "INSERT OR REPLACE INTO code_file_terms(content_hash, length, term_ids, counts)"
+            " VALUES (?, ?, ?, ?)",
+            (content_hash, int(tfs.sum()), term_ids.tobytes(), tfs.tobytes()),
+        )
+
+    def _vocabulary_ids(self, terms: Collection[str]) -> dict[str, int]:
+        """Ids of ``terms``, adding the new ones to the vocabulary. Ids are remembered for
+        this store object's lifetime (one write transaction in the index hook): a file's
+        terms are mostly terms an earlier file already had."""
+        known = self._term_cache
+        unseen = [t for t in terms if t not in known]
+        if unseen:
+            known.update(self.term_ids(unseen))
+            new = [t for t in unseen if t not in known]
+            if new:
+                first = self._next_id("code_terms")
+                rows = [(first + i, t) for i, t in enumerate(new)]
+                self._conn.executemany("INSERT INTO code_terms(id, term) VALUES (?, ?)", rows)
+                known.update((t, i) for i, t in rows)
+        return {t: known[t] for t in terms}
+
+    def contents_without_terms(self, tree: str) -> set[str]:
+        rows = self._conn.execute(
+            "SELECT DISTINCT n.content_hash FROM nodes AS n"
+            " JOIN trees AS t ON t.id = n.tree_id"
+            " JOIN code_files AS c ON c.content_hash = n.content_hash"
+            " WHERE t.name = ? AND NOT EXISTS"
+            " (SELECT 1 FROM code_file_terms AS f WHERE f.content_hash = n.content_hash)",
+            (tree,),
+        )
+        return {r[0] for r in rows}
+
+    def chunk_documents(self, hashes: Collection[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for batch in _batches(list(hashes)):
+            marks = ",".join("?" * len(batch))
+            for digest, body in self._conn.execute(
+                "SELECT c.content_hash, f.body FROM code_chunks AS c"
+                " JOIN code_chunks_fts AS f ON f.rowid = c.id"
+                f" WHERE c.content_hash IN ({marks}) ORDER BY c.content_hash, c.idx",
+                batch,
+            ):
+                out.setdefault(digest, []).append(body)
+        return out
 
     def missing_vectors(self, model: str, kind: str, hashes: Collection[str]) -> set[str]:
         wanted = list(dict.fromkeys(hashes))
@@ -538,26 +603,32 @@ class SQLiteCodeStore:
         kinds = _CHUNK_TYPES  # a dict lookup: the enum call costs ~10 ms over a query's rows
         return [ChunkHit(r[0], r[1], kinds[r[2]], r[3], r[4], r[5], -float(r[6])) for r in rows]
 
-    def search_files(
-        self, terms: Sequence[str], hashes: Collection[str], limit: int
-    ) -> list[tuple[str, float]]:
-        keep = _as_set(hashes)
-        rows = self._search(
-            "SELECT d.content_hash, f.rank FROM code_docs_fts AS f"
-            " JOIN code_docs AS d ON d.id = f.rowid"
-            " WHERE code_docs_fts MATCH ? ORDER BY f.rank LIMIT ?",
-            terms,
-            keep,
-            limit,
-        )
-        return [(r[0], -float(r[1])) for r in rows]
+    def file_terms(self, hashes: Collection[str]) -> dict[str, FileTerms]:
+        out: dict[str, FileTerms] = {}
+        for batch in _batches(list(hashes)):
+            marks = ",".join("?" * len(batch))
+            for digest, length, ids, counts in self._conn.execute(
+                "SELECT content_hash, length, term_ids, counts FROM code_file_terms"
+                f" WHERE content_hash IN ({marks})",
+                batch,
+            ):
+                out[digest] = FileTerms(
+                    digest,
+                    int(length),
+                    np.frombuffer(ids, dtype=np.uint32),
+                    np.frombuffer(counts, dtype=np.uint32),
+                )
+        return out
 
-    def file_doc_count(self) -> int:
-        row = self._conn.execute("SELECT count(*) FROM code_docs").fetchone()
-        return int(row[0])
-
-    def file_term_doc_freqs(self, terms: Sequence[str]) -> dict[str, int]:
-        return self._doc_freqs("code_docs_vocab", terms)
+    def term_ids(self, terms: Collection[str]) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for batch in _batches(list(dict.fromkeys(terms))):
+            marks = ",".join("?" * len(batch))
+            for term, term_id in self._conn.execute(
+                f"SELECT term, id FROM code_terms WHERE term IN ({marks})", batch
+            ):
+                out[term] = int(term_id)
+        return out
 
     def search_chunks_in(
         self, terms: Sequence[str], hashes: Sequence[str], per_file: int = 1

@@ -25,7 +25,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from treeseek.store.code_sqlite import CODE_FILE_DOCS_SQL, CODE_SCHEMA_SQL
+from treeseek.store.code_sqlite import CODE_FILE_TERMS_SQL, CODE_SCHEMA_SQL
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +102,31 @@ END;
 """
 )
 
+#: Migration 3 (history: migration 4 replaced it with term counts and drops these tables):
+#: one FTS5 document per content for file-level BM25, backfilled from the chunk documents.
+_V3_CODE_FILE_DOCS = """
+CREATE TABLE code_docs (
+    id            INTEGER PRIMARY KEY,
+    content_hash  TEXT NOT NULL UNIQUE
+);
+CREATE VIRTUAL TABLE code_docs_fts USING fts5(body, tokenize = "unicode61 tokenchars '_'");
+CREATE VIRTUAL TABLE code_docs_vocab USING fts5vocab(code_docs_fts, 'row');
+
+INSERT INTO code_docs(content_hash) SELECT content_hash FROM code_files ORDER BY content_hash;
+INSERT INTO code_docs_fts(rowid, body)
+    SELECT d.id, (SELECT group_concat(f.body, ' ') FROM code_chunks AS c
+                  JOIN code_chunks_fts AS f ON f.rowid = c.id
+                  WHERE c.content_hash = d.content_hash)
+    FROM code_docs AS d;
+
+CREATE TRIGGER code_docs_prune_with_content AFTER DELETE ON contents
+BEGIN
+    DELETE FROM code_docs_fts
+        WHERE rowid IN (SELECT id FROM code_docs WHERE content_hash = OLD.hash);
+    DELETE FROM code_docs WHERE content_hash = OLD.hash;
+END;
+"""
+
 #: every migration, in order; append only
 MIGRATIONS: list[Migration] = [
     Migration(
@@ -118,7 +143,12 @@ MIGRATIONS: list[Migration] = [
     Migration(
         version=3,
         description="code layers: one full-text document per file content",
-        sql=CODE_FILE_DOCS_SQL,
+        sql=_V3_CODE_FILE_DOCS,
+    ),
+    Migration(
+        version=4,
+        description="code layers: per-content term counts for file BM25, replacing FTS file docs",
+        sql=CODE_FILE_TERMS_SQL,
     ),
 ]
 
