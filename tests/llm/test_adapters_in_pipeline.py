@@ -85,7 +85,7 @@ def test_block_retrieval_through_a_real_adapter(
         server.responder = _anthropic_model
         nav: Any = AnthropicNavigator(
             "claude-sonnet-4-6", api_key="k", base_url=server.url, policy=POLICY,
-            limiter=ConcurrencyLimiter(2),
+            limiter=ConcurrencyLimiter(2), min_cache_tokens=0,  # a tiny tree: no floor
         )  # fmt: skip
     else:
         server.responder = _openai_model

@@ -18,13 +18,20 @@ from llm_wire import (
 from treeseek.errors import ConfigError, LLMError
 from treeseek.llm._limits import ConcurrencyLimiter
 from treeseek.llm._protocol import CORRECTION_MESSAGE, RetryPolicy
-from treeseek.llm.anthropic import AnthropicNavigator
+from treeseek.llm.anthropic import (
+    TOOL_TOKENS,
+    AnthropicNavigator,
+    cache_breakpoints,
+    min_cache_tokens_for,
+)
 from treeseek.llm.base import RANK_TOOL, Segment
+from treeseek.llm.tokens import count_tokens
 
 FAST = RetryPolicy(timeout_s=2.0, max_retries=3, base_delay_s=0.001, max_delay_s=0.01)
 
 
 def nav(server: LoopbackServer, policy: RetryPolicy = FAST, **kw: object) -> AnthropicNavigator:
+    kw.setdefault("min_cache_tokens", 0)  # tiny test segments; the floor has its own tests
     return AnthropicNavigator(
         "claude-sonnet-4-6",
         api_key="test-key",
@@ -90,6 +97,55 @@ def test_at_most_four_breakpoints_on_the_last_cacheable_segments(server: Loopbac
     marked = [b["text"] for b in system if "cache_control" in b]
     assert marked == ["S2", "S3", "S4", "S6"]
     assert [b["text"] for b in system] == [f"S{i}" for i in range(7)]
+
+
+def _words(n: int) -> str:
+    """Text of exactly ``n`` cl100k tokens (" w" is one token)."""
+    text = " w" * n
+    assert count_tokens(text) == n
+    return text
+
+
+def test_no_breakpoint_on_a_prefix_below_the_minimum(server: LoopbackServer) -> None:
+    # prefixes, tools included: 600+T (too short), 1200+T, 1210+T
+    segs = (Segment(_words(600)), Segment(_words(600)), Segment(_words(10)))
+    server.queue(Reply(anthropic_tool_reply(["n1"], False)))
+    nav(server, min_cache_tokens=1024).rank(make_request(segments=segs))
+    system = server.received[0].body["system"]
+    assert ["cache_control" in b for b in system] == [False, True, True]
+    assert [b["text"] for b in system] == [s.text for s in segs]  # nothing else changes
+
+
+def test_the_tool_definition_counts_toward_the_minimum() -> None:
+    segs = (Segment(_words(1024 - TOOL_TOKENS)), Segment(_words(TOOL_TOKENS)))
+    assert cache_breakpoints(segs, min_tokens=1024) == [0, 1]
+    assert cache_breakpoints(segs, min_tokens=1024, preceding_tokens=0) == [1]
+
+
+def test_four_breakpoints_go_to_the_last_eligible_segments() -> None:
+    segs = (
+        Segment(_words(900)),  # with the tools: 973 tokens, below the minimum
+        *(Segment(_words(50), cache=(i != 2)) for i in range(7)),  # segment 3 asks for none
+    )
+    # eligible: 2 (1073 tokens), 4, 5, 6, 7 (segment 1 ends at 1023); the last four win
+    assert cache_breakpoints(segs, min_tokens=1024) == [4, 5, 6, 7]
+    assert cache_breakpoints(segs, min_tokens=1024, limit=0) == []
+
+
+def test_the_minimum_depends_on_the_model(server: LoopbackServer) -> None:
+    assert min_cache_tokens_for("claude-sonnet-4-6") == 1024
+    assert min_cache_tokens_for("claude-opus-4-1-20250805") == 1024
+    assert min_cache_tokens_for("claude-haiku-4-5-20251001") == 4096
+    assert min_cache_tokens_for("claude-3-haiku-20240307") == 2048
+    segs = (Segment(_words(2000)),)
+    for model, marked in (("claude-sonnet-4-6", True), ("claude-haiku-4-5", False)):
+        server.queue(Reply(anthropic_tool_reply(["n1"], False)))
+        navigator = AnthropicNavigator(
+            model, api_key="k", base_url=server.url, policy=FAST, limiter=ConcurrencyLimiter(1)
+        )
+        assert navigator.min_cache_tokens == min_cache_tokens_for(model)
+        navigator.rank(make_request(segments=segs))
+        assert ("cache_control" in server.received[-1].body["system"][0]) is marked
 
 
 def test_no_segments_means_no_system(server: LoopbackServer) -> None:

@@ -1,9 +1,14 @@
 """The Anthropic navigator: Messages API through the official ``anthropic`` SDK.
 
 - The static segments are the ``system`` blocks, in order; segments with ``cache=True`` get a
-  ``cache_control: {"type": "ephemeral"}`` breakpoint. Anthropic allows at most 4 breakpoints per
-  request; when more segments ask for one, the LAST four get them, so the longest prefix is
-  cached (a breakpoint caches everything before it: tools, then system blocks in order).
+  ``cache_control: {"type": "ephemeral"}`` breakpoint (a breakpoint caches everything before
+  it: tools, then system blocks in order) when it can pay off: Anthropic silently caches no
+  prefix shorter than the model's minimum (1,024 tokens for Sonnet 4.x/Opus 4-4.1, 2,048 for
+  Haiku 3/3.5, 4,096 for Haiku 4.5 and Opus 4.5/4.6: "Minimum cacheable prompt length" in the
+  prompt-caching docs), so a segment whose prefix (tools included) is shorter gets none, and
+  at most 4 breakpoints are allowed per request: the LAST four eligible get them, so the
+  longest prefix is written. Earlier prefixes written by earlier calls are still read: the
+  provider looks back up to 20 blocks from a breakpoint for a cached prefix.
 - The dynamic message is the one user turn; the ``rank`` tool is forced with
   ``tool_choice={"type": "tool", "name": "rank"}``.
 - Usage: ``input_tokens`` (uncached), ``cache_creation_input_tokens``,
@@ -13,6 +18,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import anthropic
@@ -28,16 +35,60 @@ from treeseek.llm._protocol import (
     wire_text,
 )
 from treeseek.llm.base import RANK_TOOL, RankRequest, Segment, Usage
+from treeseek.llm.tokens import count_tokens
 
 MAX_CACHE_BREAKPOINTS = 4
 DEFAULT_MODEL = "claude-sonnet-4-6"
 FORCED_TOOL_CHOICE: dict[str, str] = {"type": "tool", "name": "rank"}
+#: the smallest cacheable prefix of models not listed in MIN_CACHE_TOKENS_BY_MODEL
+DEFAULT_MIN_CACHE_TOKENS = 1024
+#: model-name prefix -> minimum cacheable prefix in tokens (Anthropic prompt-caching docs)
+MIN_CACHE_TOKENS_BY_MODEL: tuple[tuple[str, int], ...] = (
+    ("claude-opus-4-6", 4096),
+    ("claude-opus-4-5", 4096),
+    ("claude-haiku-4-5", 4096),
+    ("claude-3-5-haiku", 2048),
+    ("claude-3-haiku", 2048),
+)
+#: tokens of the tool definition, which precedes the system blocks in the cached prefix
+TOOL_TOKENS = count_tokens(json.dumps([RANK_TOOL]))
 
 
-def system_blocks(segments: tuple[Segment, ...]) -> list[dict[str, Any]]:
-    """System text blocks with cache breakpoints on at most the last 4 cacheable segments."""
-    wanted = [i for i, s in enumerate(segments) if s.cache]
-    marked = set(wanted[-MAX_CACHE_BREAKPOINTS:])
+def min_cache_tokens_for(model: str) -> int:
+    """The minimum cacheable prefix of ``model`` (1,024 unless the docs list it higher)."""
+    for prefix, tokens in MIN_CACHE_TOKENS_BY_MODEL:
+        if model.startswith(prefix):
+            return tokens
+    return DEFAULT_MIN_CACHE_TOKENS
+
+
+def cache_breakpoints(
+    segments: Sequence[Segment],
+    *,
+    min_tokens: int = DEFAULT_MIN_CACHE_TOKENS,
+    preceding_tokens: int = TOOL_TOKENS,
+    count: Callable[[str], int] = count_tokens,
+    limit: int = MAX_CACHE_BREAKPOINTS,
+) -> list[int]:
+    """Indices of the segments that get a breakpoint, ascending.
+
+    A segment qualifies when it asks for caching and its prefix (``preceding_tokens`` plus the
+    segments up to and including it) reaches ``min_tokens``; of those, the last ``limit``.
+    """
+    eligible: list[int] = []
+    prefix = preceding_tokens
+    for i, seg in enumerate(segments):
+        prefix += count(seg.text)
+        if seg.cache and prefix >= min_tokens:
+            eligible.append(i)
+    return eligible[-limit:] if limit > 0 else []
+
+
+def system_blocks(
+    segments: tuple[Segment, ...], min_tokens: int = DEFAULT_MIN_CACHE_TOKENS
+) -> list[dict[str, Any]]:
+    """System text blocks, with breakpoints where :func:`cache_breakpoints` puts them."""
+    marked = set(cache_breakpoints(segments, min_tokens=min_tokens))
     blocks: list[dict[str, Any]] = []
     for i, seg in enumerate(segments):
         block: dict[str, Any] = {"type": "text", "text": wire_text(seg.text)}
@@ -74,12 +125,17 @@ class AnthropicNavigator(ProviderNavigator):
         policy: RetryPolicy | None = None,
         limiter: ConcurrencyLimiter | None = None,
         seed: int | None = None,
+        min_cache_tokens: int | None = None,
     ) -> None:
         super().__init__(policy=policy, limiter=limiter, seed=seed)
         if not model:
             raise ConfigError(
                 "anthropic navigator needs a model name, e.g. anthropic:claude-sonnet-4-6"
             )
+        #: prefixes shorter than this get no breakpoint (the provider would not cache them)
+        self.min_cache_tokens = (
+            min_cache_tokens if min_cache_tokens is not None else min_cache_tokens_for(model)
+        )
         if not api_key:
             raise ConfigError("anthropic navigator needs an API key: set ANTHROPIC_API_KEY")
         self.model = model
@@ -102,7 +158,7 @@ class AnthropicNavigator(ProviderNavigator):
             "messages": user_messages(request.message, correction),
         }
         if request.segments:
-            body["system"] = system_blocks(request.segments)
+            body["system"] = system_blocks(request.segments, self.min_cache_tokens)
         return body
 
     def _send(self, request: RankRequest, correction: Correction | None) -> RawReply:
