@@ -8,9 +8,11 @@ synthetic ~20k-node tree (several repositories combined under prefixes), using t
     time of the round's navigator calls), median and p90 over rounds, each round's overhead the
     best of ``--repeat`` runs (the machine is shared), with the lexical navigator;
 (b) prompt caching: the lexical navigator's answers are recorded, then replayed with caching on
-    and off through a navigator that accounts tokens like a caching provider (a cached segment's
-    tokens are cache reads when the identical prefix through that segment was sent before, else
-    cache writes; uncached segments and the dynamic message are plain input). Reports the share
+    and off through a navigator that accounts tokens like Anthropic's prompt cache (breakpoints
+    where the adapter puts them, none on a prefix below ``--min-cache-tokens``, the provider's
+    minimum cacheable prefix, default 1,024; the longest previously stored prefix is read, the
+    rest up to the last breakpoint written, the remainder and the dynamic message are plain
+    input; ``--min-cache-tokens 0`` is the idealized model with no floor). Reports the share
     of input tokens served from cache, per query ("cold": the cache starts empty for every
     query) and per tree ("warm": queries run back to back share the provider cache), and checks
     that the results are identical.
@@ -37,6 +39,7 @@ from pathlib import Path
 
 import treeseek
 from treeseek.database import Database
+from treeseek.llm.anthropic import DEFAULT_MIN_CACHE_TOKENS, cache_breakpoints
 from treeseek.llm.base import Navigator, RankReply, RankRequest, Usage
 from treeseek.llm.lexical import LexicalNavigator
 from treeseek.llm.replay import RecordingNavigator
@@ -51,37 +54,60 @@ TREES = BENCH / "swebench-verified-dev-trees.jsonl.gz"
 QUERIES = BENCH / "swebench-verified-dev.jsonl"
 
 
-class CacheAccountingNavigator(Navigator):
-    """Wraps a navigator; replaces its usage with what a prefix-caching provider would bill."""
+#: Anthropic looks this many blocks back from a breakpoint for a previously cached prefix
+LOOKBACK_BLOCKS = 20
 
-    def __init__(self, inner: Navigator) -> None:
+
+class CacheAccountingNavigator(Navigator):
+    """Wraps a navigator; replaces its usage with what a prefix-caching provider would bill.
+
+    The provider model is Anthropic's: breakpoints go where the adapter puts them
+    (:func:`cache_breakpoints`: at most 4, none on a prefix shorter than ``min_tokens``, the
+    provider's minimum cacheable prefix); each breakpoint's prefix is stored; a call reads the
+    longest stored prefix ending at a segment boundary within the lookback of a breakpoint,
+    writes the rest up to its last breakpoint, and pays the remainder (later segments and the
+    dynamic message) as plain input. ``min_tokens=0`` gives the idealized model with no floor.
+    """
+
+    def __init__(self, inner: Navigator, min_tokens: int = DEFAULT_MIN_CACHE_TOKENS) -> None:
         self.inner = inner
         self.name = inner.name
         self.supports_cache = True
-        self._seen: set[str] = set()
+        self.min_tokens = min_tokens
+        self._stored: set[str] = set()
         self._lock = threading.Lock()
 
     def reset(self) -> None:
         with self._lock:
-            self._seen.clear()
+            self._stored.clear()
 
     def rank(self, request: RankRequest) -> RankReply:
         reply = self.inner.rank(request)
         usage = Usage(calls=1, output_tokens=reply.usage.output_tokens)
+        segments = request.segments
+        ends: list[int] = []  # cumulative tokens through each segment
+        keys: list[str] = []  # hash of the prefix through each segment
         prefix = hashlib.sha256()
+        total = 0
+        for segment in segments:
+            prefix.update(segment.text.encode("utf-8", "surrogatepass"))
+            total += count_tokens(segment.text)
+            ends.append(total)
+            keys.append(prefix.hexdigest())
+        marks = cache_breakpoints(segments, min_tokens=self.min_tokens)  # as the adapter
+        read = written = 0
         with self._lock:
-            for segment in request.segments:
-                prefix.update(segment.text.encode("utf-8", "surrogatepass"))
-                tokens = count_tokens(segment.text)
-                if not segment.cache:
-                    usage.input_tokens += tokens
-                    continue
-                key = prefix.hexdigest()
-                if key in self._seen:
-                    usage.cache_read_tokens += tokens
-                else:
-                    usage.cache_write_tokens += tokens
-                    self._seen.add(key)
+            if marks:
+                reachable = {
+                    i for m in marks for i in range(max(0, m - LOOKBACK_BLOCKS + 1), m + 1)
+                }
+                hits = [i for i in reachable if keys[i] in self._stored]
+                read = ends[max(hits)] if hits else 0
+                written = ends[marks[-1]] - read
+                self._stored.update(keys[m] for m in marks)
+        usage.cache_read_tokens = read
+        usage.cache_write_tokens = max(0, written)
+        usage.input_tokens = total - read - usage.cache_write_tokens
         usage.input_tokens += count_tokens(request.message)
         reply.usage = usage
         return reply
@@ -152,7 +178,12 @@ def _files(result: Result) -> list[str]:
 
 
 def run_case(
-    db: Database, case: TreeCase, options: QueryOptions, workdir: Path, repeat: int
+    db: Database,
+    case: TreeCase,
+    options: QueryOptions,
+    workdir: Path,
+    repeat: int,
+    min_tokens: int = DEFAULT_MIN_CACHE_TOKENS,
 ) -> Row:
     row = Row(case.label, case.nodes, len(case.queries))
     info = db.tree(case.name)
@@ -172,12 +203,12 @@ def run_case(
             row.overhead_ms.append(overhead * 1000)
             row.visible.append(rnd.visible_count)
             row.blocks.append(len(rnd.blocks))
-    warm = CacheAccountingNavigator(ScriptedNavigator.from_replay(replay))
+    warm = CacheAccountingNavigator(ScriptedNavigator.from_replay(replay), min_tokens)
     for i, query in enumerate(case.queries):
-        cold = CacheAccountingNavigator(ScriptedNavigator.from_replay(replay))
+        cold = CacheAccountingNavigator(ScriptedNavigator.from_replay(replay), min_tokens)
         on = run_query(db.store, info, query, options, cold)
         shared = run_query(db.store, info, query, options, warm)
-        plain_nav = CacheAccountingNavigator(ScriptedNavigator.from_replay(replay))
+        plain_nav = CacheAccountingNavigator(ScriptedNavigator.from_replay(replay), min_tokens)
         off = run_query(db.store, info, query, replace(options, cache=False), plain_nav)
         for rnd in on.trace.rounds:
             for bt in rnd.blocks:
@@ -218,6 +249,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--beam-width", type=int, default=None)
     parser.add_argument("--block-tokens", type=int, default=4000)
     parser.add_argument("--repeat", type=int, default=3, help="overhead: best of N runs")
+    parser.add_argument(
+        "--min-cache-tokens", type=int, default=DEFAULT_MIN_CACHE_TOKENS,
+        help="the provider's minimum cacheable prefix (0: no floor)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     options = QueryOptions(
         strategy=args.strategy, k=args.k, beam_width=args.beam_width,
@@ -226,9 +261,12 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp, treeseek.open(Path(tmp) / "bench.db") as db:
         cases = load_cases(db, args.trees, args.queries)
-        rows = [run_case(db, case, options, Path(tmp), args.repeat) for case in cases]
+        rows = [
+            run_case(db, case, options, Path(tmp), args.repeat, args.min_cache_tokens)
+            for case in cases
+        ]
     print(f"strategy={args.strategy} k={args.k} b={args.beam_width} tau={args.block_tokens}"
-          f" overhead=best of {args.repeat}"
+          f" overhead=best of {args.repeat} min_cache_tokens={args.min_cache_tokens}"
           f" navigator=lexical tokenizer={counter_name()}"
           f" ({time.perf_counter() - started:.0f}s)\n")  # fmt: skip
     print(
