@@ -22,6 +22,7 @@ from treeseek.code.model import FileCodeIndex
 from treeseek.code.parse import index_file
 from treeseek.embed.base import Embedder
 from treeseek.indexing import ChangedFile
+from treeseek.search.flat import is_test_path
 from treeseek.store.base import TreeWriter
 from treeseek.store.code_base import CodeWriter, PreparedCode
 from treeseek.store.code_sqlite import code_store_for, document_term_counts, prepare_code
@@ -76,6 +77,14 @@ def file_outline(path: str, index: FileCodeIndex, text: str) -> str:
     if not index.symbols:
         lines.append(text[:OUTLINE_CHARS])
     return "\n".join(lines)[:OUTLINE_CHARS]
+
+
+def embeds_file(path: str, index: FileCodeIndex) -> bool:
+    """Whether a file gets a vector: source code in a language the code index parses, not a
+    test. A django checkout has 6,812 files of which 883 are non-test python: embedding tests,
+    docs and assets too made the model the bulk of indexing time, while the vector signal
+    is only wanted for the source files a question is about (bench/bench_index_vectors.py)."""
+    return index.language is not None and not is_test_path(path)
 
 
 @dataclass(slots=True)
@@ -143,7 +152,7 @@ class CodeIndexHook:
             code.put_prepared(digest, parsed)
             self.stats.store_seconds += time.perf_counter() - t1
             self.stats.parsed += 1
-            if self.embedder is not None:
+            if self.embedder is not None and embeds_file(c.node.path, parsed.index):
                 outlines[digest] = file_outline(
                     c.node.path, parsed.index, c.data[:OUTLINE_CHARS].decode("utf-8", "replace")
                 )
@@ -187,7 +196,8 @@ class CodeIndexHook:
         code = code_store_for(writer)
         model = self.embedder.name
         need = code.missing_vectors(model, OUTLINE_KIND, outlines.keys())
-        items = [(h, outlines[h]) for h in outlines if h in need]
+        # similar lengths in one batch: the model pads every text to the batch's longest
+        items = sorted(((h, outlines[h]) for h in outlines if h in need), key=lambda i: len(i[1]))
         t0 = time.perf_counter()
         for start in range(0, len(items), EMBED_BATCH):
             batch = items[start : start + EMBED_BATCH]

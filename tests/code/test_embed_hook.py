@@ -1,0 +1,83 @@
+"""Which files the code index hook embeds, and in what order it hands texts to the model."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+import treeseek
+from treeseek.code.index_hook import OUTLINE_KIND, CodeIndexHook
+from treeseek.embed.hashing import HashingEmbedder
+from treeseek.store.code_sqlite import code_store_for
+
+FILES = {
+    "shop/billing/currency.py": "def convert(amount, rate):\n    return amount * rate\n",
+    "shop/billing/invoice.py": (
+        '"""Invoices."""\n\nclass Invoice:\n    """A bill."""\n\n'
+        "    def total(self):\n        return sum(self.lines)\n\n"
+        "    def tax(self):\n        return 0\n"
+    ),
+    "shop/static/cart.js": "function addToCart(item) { return item; }\n",
+    "shop/tests/test_currency.py": "def test_convert():\n    assert True\n",
+    "shop/conftest.py": "import pytest\n",
+    "README.md": "# Shop\n\nSells things.\n",
+    "shop/locale/fr.po": 'msgid "cart"\nmsgstr "panier"\n',
+}
+
+
+class _RecordingEmbedder(HashingEmbedder):
+    """The hashing embedder, remembering every batch it was given."""
+
+    def __init__(self) -> None:
+        super().__init__(dim=64)
+        self.batches: list[list[str]] = []
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        self.batches.append(list(texts))
+        return super().embed(texts)
+
+
+def _repo(root: Path) -> Path:
+    for rel, text in FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def test_only_source_code_that_is_not_a_test_gets_a_vector(tmp_path: Path) -> None:
+    embedder = _RecordingEmbedder()
+    hook = CodeIndexHook(embedder, workers=1)
+    with treeseek.open(tmp_path / "v.db", hooks=[hook]) as db:
+        db.index(_repo(tmp_path / "repo"), name="shop")
+        nodes = {n.path: n.content_hash for n in db.store.subtree("shop", "") if n.is_file}
+        code = code_store_for(db.store)
+        hashes = {h for h in nodes.values() if h}
+        stored = code.vectors(embedder.name, OUTLINE_KIND, hashes)
+    with_vectors = {p for p, h in nodes.items() if h in stored}
+    assert with_vectors == {
+        "shop/billing/currency.py",
+        "shop/billing/invoice.py",
+        "shop/static/cart.js",
+    }
+    assert hook.stats.embedded == 3
+    texts = [t for batch in embedder.batches for t in batch]
+    assert len(texts) == 3
+    assert [len(t) for t in texts] == sorted(len(t) for t in texts)
+    assert any(t.startswith("shop / billing / invoice.py") and "Invoice.total" in t for t in texts)
+
+
+def test_reindex_embeds_only_a_changed_source_file(tmp_path: Path) -> None:
+    embedder = _RecordingEmbedder()
+    root = _repo(tmp_path / "repo")
+    with treeseek.open(tmp_path / "v.db", hooks=[CodeIndexHook(embedder, workers=1)]) as db:
+        db.index(root, name="shop")
+        embedder.batches.clear()
+        (root / "shop/billing/currency.py").write_text("def convert(amount):\n    return amount\n")
+        (root / "shop/tests/test_currency.py").write_text("def test_other():\n    pass\n")
+        db.index(root, name="shop")
+    texts = [t for batch in embedder.batches for t in batch]
+    assert len(texts) == 1
+    assert texts[0].startswith("shop / billing / currency.py")
