@@ -248,6 +248,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-k", type=int, default=10)
     parser.add_argument("--beam-width", type=int, default=None)
     parser.add_argument("--block-tokens", type=int, default=4000)
+    parser.add_argument(
+        "--top-layer-tokens", type=int, default=0,
+        help="Block turn 0: deeper layers breadth-first within N tokens (0: the spec's top layer)",
+    )  # fmt: skip
     parser.add_argument("--repeat", type=int, default=3, help="overhead: best of N runs")
     parser.add_argument(
         "--min-cache-tokens", type=int, default=DEFAULT_MIN_CACHE_TOKENS,
@@ -256,7 +260,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     options = QueryOptions(
         strategy=args.strategy, k=args.k, beam_width=args.beam_width,
-        block_tokens=args.block_tokens, include_content=False,
+        block_tokens=args.block_tokens, top_layer_tokens=args.top_layer_tokens,
+        include_content=False,
     )  # fmt: skip
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp, treeseek.open(Path(tmp) / "bench.db") as db:
@@ -266,6 +271,7 @@ def main(argv: list[str] | None = None) -> int:
             for case in cases
         ]
     print(f"strategy={args.strategy} k={args.k} b={args.beam_width} tau={args.block_tokens}"
+          f" top_layer_tokens={args.top_layer_tokens}"
           f" overhead=best of {args.repeat} min_cache_tokens={args.min_cache_tokens}"
           f" navigator=lexical tokenizer={counter_name()}"
           f" ({time.perf_counter() - started:.0f}s)\n")  # fmt: skip

@@ -374,3 +374,35 @@ def test_a_path_relative_to_the_block_prefix_resolves(db: Database, make_tree: T
     result = block(db, info, nav, k=1)
     assert [f.path for f in result.files] == ["pkg/mod_007.py"]
     assert nav.requests[0].path_prefix == "pkg"
+
+
+def test_top_layer_tokens_widens_turn_zero_breadth_first(
+    db: Database, make_tree: TreeFactory
+) -> None:
+    info = make_tree(TREE)
+
+    def script(r: RankRequest) -> tuple[list[str], bool]:
+        if "README.md" in candidate_paths(r):
+            return ["src/lib"], False  # a second-layer directory, chosen at turn 0
+        return ["src/lib/core.py"], True
+
+    nav = scripted(script)
+    result = block(db, info, nav, k=1, top_layer_tokens=10_000)
+    first, second = nav.requests
+    top = ["docs", "empty", "src", "tests", "README.md"]
+    layer2 = ["docs/index.md", "src/app", "src/lib", "tests/test_app.py"]
+    layer3 = ["src/app/main.py", "src/app/util.py", "src/lib/extra", "src/lib/core.py"]
+    assert candidate_paths(first) == [*top, *layer2, *layer3, "src/lib/extra/more.py"]
+    assert candidate_paths(second) == ["src/lib/extra", "src/lib/core.py"]  # frontier: src/lib
+    assert [f.path for f in result.files] == ["src/lib/core.py"]
+    assert result.trace.params["top_layer_tokens"] == 10_000
+    assert second.segments[0].text == first.segments[0].text  # the wide top block is pinned
+    # a budget the top layer alone exceeds: exactly the spec's top layer
+    narrow = scripted(script)
+    block(db, info, narrow, k=1, top_layer_tokens=1)
+    assert candidate_paths(narrow.requests[0]) == top
+    # the same navigation with caching off: same results
+    off = scripted(script)
+    plain = block(db, info, off, k=1, top_layer_tokens=10_000, cache=False)
+    assert [f.path for f in plain.files] == [f.path for f in result.files]
+    assert candidate_paths(off.requests[0]) == candidate_paths(first)

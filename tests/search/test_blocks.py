@@ -13,10 +13,12 @@ from treeseek.search.blocks import (
     BlockPacker,
     collapse_single_child_dirs,
     expand_frontier,
+    top_visible_layers,
     top_visible_nodes,
 )
+from treeseek.search.prompts import render_entry
 from treeseek.search.treeview import TreeView
-from treeseek.trees.model import TreeInfo
+from treeseek.trees.model import Node, TreeInfo
 
 TreeFactory = Callable[[Sequence[str]], TreeInfo]
 ViewOf = Callable[[TreeInfo], TreeView]
@@ -133,3 +135,36 @@ def test_packing_respects_the_budget(
     for left, right in itertools.pairwise(blocks):
         ids = [*left.node_ids, right.node_ids[0]]
         assert packer.render(0, view.nodes(ids)).tokens > budget
+
+
+def test_top_visible_layers_add_deeper_layers_breadth_first_within_the_budget(
+    make_tree: TreeFactory, view_of: ViewOf
+) -> None:
+    view = view_of(make_tree(["a/x.py", "a/y/z.py", "b/w.py", "README.md"]))
+    first = collapse_single_child_dirs(view, [view.root()])[0]
+
+    def cost(position: int, node: Node) -> int:
+        return 10
+
+    def layers(budget: int) -> list[str]:
+        return [n.path for n in top_visible_layers(view, first, cost, budget)]
+
+    top = [n.path for n in top_visible_nodes(view, first)]
+    assert top == ["a", "b", "README.md"]
+    second = ["a/y", "a/x.py", "b/w.py"]  # children of a, then of b (stored order)
+    assert layers(1000) == [*top, *second, "a/y/z.py"]  # everything, breadth-first
+    assert layers(50) == [*top, *second[:2]]  # stops at the first entry that does not fit
+    assert layers(59) == [*top, *second[:2]]
+    assert layers(60) == [*top, *second]
+    assert layers(5) == top  # the top layer is always shown whole, even over the budget
+
+
+def test_entry_cost_is_the_rendered_entry_at_its_position(
+    make_tree: TreeFactory, view_of: ViewOf
+) -> None:
+    view = view_of(make_tree(["src/a.py", "b.py"]))
+    node = view.children(view.root())[0]
+    packer = BlockPacker(count_tokens, 4000)
+    for position in (0, 9, 99):
+        expected = count_tokens(render_entry(f"n{position + 1}", node.path, node.type.value))
+        assert packer.entry_cost(position, node) == expected

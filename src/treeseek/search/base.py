@@ -22,6 +22,9 @@ class QueryOptions:
     k: int = 10  # final result limit
     beam_width: int | None = None  # b; Block uses 1 when unset (spec), Beam uses 3
     block_tokens: int = 4000  # tau: token budget of one block
+    # Block turn 0: 0 shows the spec's top layer; N > 0 adds deeper layers breadth-first while
+    # the entries fit in N tokens (a top block long enough for a provider to cache)
+    top_layer_tokens: int = 0
     ranker: str | None = None  # ConstrainedPathOrder ranker: None | "bm25" | "vector" | "flat"
     hints: int = 0  # tree search: the flat retriever's top-N files as hints (0: none)
     cache: bool = True  # block cache method

@@ -1,7 +1,8 @@
 """The Block retriever (spec Algorithms 2-5).
 
 Each round materializes the visible candidates of the frontier (turn 0: the top visible layer
-of the collapsed root; later: the frontier's direct children), packs them into token-bounded
+of the collapsed root, widened breadth-first to ``top_layer_tokens`` when that option is set;
+later: the frontier's direct children), packs them into token-bounded
 blocks, asks the navigator to rank each block in parallel (pick limit ``p = max(b̂, k)``, at
 least 2 when the round has several blocks), merges the block-local lists order-preservingly,
 optionally interleaves them with a path scorer (heads only), then lets files fill the
@@ -27,6 +28,7 @@ from treeseek.search.blocks import (
     TokenCounter,
     collapse_single_child_dirs,
     expand_frontier,
+    top_visible_layers,
     top_visible_nodes,
     unique,
 )
@@ -119,6 +121,7 @@ class _BlockSearch:
             "k": self.k,
             "p": self.p,
             "tau": options.block_tokens,
+            "top_layer_tokens": options.top_layer_tokens,
             "ranker": scorer.name if scorer else None,
             "cache": options.cache,
             "cache_window_tokens": options.cache_window_tokens,
@@ -164,6 +167,10 @@ class _BlockSearch:
         if not frontier:
             return []
         if t == 0:
+            if self.options.top_layer_tokens > 0:
+                return top_visible_layers(
+                    self.view, frontier[0], self.packer.entry_cost, self.options.top_layer_tokens
+                )
             return top_visible_nodes(self.view, frontier[0])
         return expand_frontier(self.view, frontier)
 

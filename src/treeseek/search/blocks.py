@@ -52,6 +52,35 @@ def top_visible_nodes(view: TreeView, first: Node) -> list[Node]:
     return view.children(first)
 
 
+def top_visible_layers(
+    view: TreeView, first: Node, cost: Callable[[int, Node], int], budget: int
+) -> list[Node]:
+    """TOPVISIBLENODES widened to a token budget (option ``top_layer_tokens``).
+
+    The top layer (:func:`top_visible_nodes`) always, whole; then the next layers breadth-first
+    in stored order while the running cost (``cost(position, node)``: the entry's tokens at
+    that position in the block) stays within ``budget``, stopping at the first entry that does
+    not fit. So the result is a breadth-first prefix of the tree below ``first``. Why: on
+    narrow repositories the top layer renders to a few hundred tokens, shorter than the
+    smallest prefix a provider caches (1,024 tokens), so the pinned top block never earns a
+    cache read; a top block packed to ~1,200 tokens does, and shows the model the repository's
+    layout two or three levels deep at turn 0.
+    """
+    out = list(top_visible_nodes(view, first))
+    used = sum(cost(i, n) for i, n in enumerate(out))
+    layer = out
+    while layer:
+        kids = view.children_many(layer)
+        deeper = [child for node in layer for child in kids[node.id]]
+        for child in deeper:
+            used += cost(len(out), child)
+            if used > budget:
+                return out
+            out.append(child)
+        layer = deeper
+    return out
+
+
 def expand_frontier(view: TreeView, frontier: Sequence[Node]) -> list[Node]:
     """The union of the frontier's direct children, in frontier then sibling order."""
     kids = view.children_many(frontier)
@@ -127,6 +156,10 @@ class BlockPacker:
 
     def _entry_tokens_uncached(self, position: int, path: str, node_type: str) -> int:
         return self.count(render_entry(alias(position), path, node_type))
+
+    def entry_cost(self, position: int, node: Node) -> int:
+        """Tokens of ``node``'s entry rendered at ``position`` in a block (no Path prefix)."""
+        return self._entry_tokens(position, node.path, node.type.value)
 
     def _prefix_tokens_uncached(self, prefix: str) -> int:
         return self.count(render_block(prefix, []))
