@@ -8,6 +8,8 @@ configurations and scores recall@gold, MRR, nDCG@10 and Acc@k with treeseek.eval
     python bench/bench_flat.py --sample 40                   # quick loop, default config
     python bench/bench_flat.py --ablations                   # all 197, the ablation table
     python bench/bench_flat.py --embedder minilm --ablations # with file-outline vectors
+    python bench/bench_flat.py --contents-db /work/runs/contents-quiet/eval.db --ablations
+        # rank over the per-commit databases `treeseek eval` built (no indexing here)
 
 Gold files are read only to score. Results go to --out (JSON) and a markdown table to stdout.
 """
@@ -24,9 +26,11 @@ import time
 from dataclasses import asdict, replace
 from pathlib import Path
 
+import treeseek
 from treeseek.code.index_hook import CodeIndexHook
 from treeseek.database import Database
 from treeseek.embed.base import Embedder
+from treeseek.eval.contents import CONTENTS_TREE, ContentsUniverse
 from treeseek.eval.datasets import Instance, load_instances
 from treeseek.eval.metrics import mean_scores, score
 from treeseek.search.base import SearchContext
@@ -114,6 +118,20 @@ def open_db(path: Path, embedder: Embedder | None) -> Database:
     return Database(SQLiteStore(path, migrations=_migrations()), hooks=[CodeIndexHook(embedder)])
 
 
+class EvalContents:
+    """The per-commit databases of a `treeseek eval` run with contents (``--db`` of that run)."""
+
+    def __init__(self, eval_db: Path) -> None:
+        self.eval_db = eval_db
+        self.universe = ContentsUniverse(mirrors={})
+
+    def open(self, inst: Instance) -> tuple[Database, str]:
+        path = self.universe.file_for(self.eval_db, (inst.repo, inst.base_commit))
+        if not path.is_file():
+            raise SystemExit(f"{path} missing: run `treeseek eval` with contents first")
+        return treeseek.open(path), CONTENTS_TREE
+
+
 def index_all(instances: list[Instance], work: Path, embedder: Embedder | None) -> dict:
     """Index each needed commit; returns per-repo timings and sizes."""
     report: dict[str, dict] = {}
@@ -160,22 +178,33 @@ def index_all(instances: list[Instance], work: Path, embedder: Embedder | None) 
 
 
 def run_config(
-    instances: list[Instance], work: Path, cfg: FlatConfig, embedder: Embedder | None
+    instances: list[Instance],
+    work: Path,
+    cfg: FlatConfig,
+    embedder: Embedder | None,
+    contents: EvalContents | None = None,
 ) -> tuple[dict, list[dict]]:
     retriever = FlatRetriever(cfg, embedder=embedder)
     rows = []
     latencies = []
     dbs: dict[str, Database] = {}
     for inst in instances:
-        db = dbs.get(inst.repo)
-        if db is None:
-            db = dbs[inst.repo] = open_db(work / (inst.repo.replace("/", "+") + ".db"), None)
-        tree = db.store.tree(inst.base_commit[:12])
+        if contents is not None:
+            db, name = contents.open(inst)
+            dbs[inst.instance_id] = db
+        else:
+            name = inst.base_commit[:12]
+            db = dbs.get(inst.repo)
+            if db is None:
+                db = dbs[inst.repo] = open_db(work / (inst.repo.replace("/", "+") + ".db"), None)
+        tree = db.store.tree(name)
         ctx = SearchContext(store=db.store, tree=tree, navigator=_Null())  # type: ignore[arg-type]
         t0 = time.perf_counter()
         hits, summary = retriever.rank(ctx, inst.query, 10)
         latencies.append(time.perf_counter() - t0)
         preds = [h.path for h in hits]
+        if contents is not None:
+            dbs.pop(inst.instance_id).close()
         s = score(preds, inst.gold_files)
         rows.append(
             {
@@ -217,6 +246,12 @@ def main() -> None:
     ap.add_argument("--set", action="append", default=[], help="FlatConfig override k=v")
     ap.add_argument("--repo", default=None)
     ap.add_argument("--out", type=Path, default=Path("/tmp/tsbench/results.json"))
+    ap.add_argument(
+        "--contents-db",
+        type=Path,
+        default=None,
+        help="the --db of a `treeseek eval` run with contents: rank over its per-commit files",
+    )
     args = ap.parse_args()
 
     instances = load_instances(DATASET)
@@ -227,10 +262,13 @@ def main() -> None:
     work = args.work / (args.embedder or "lexical")
     work.mkdir(parents=True, exist_ok=True)
     embedder = make_embedder(args.embedder)
-    t0 = time.perf_counter()
-    idx = index_all(instances, work, embedder)
-    print(f"indexing: {time.perf_counter() - t0:.0f}s", file=sys.stderr)
-    print(json.dumps(idx, indent=1), file=sys.stderr)
+    contents = EvalContents(args.contents_db) if args.contents_db else None
+    idx: dict = {}
+    if contents is None:
+        t0 = time.perf_counter()
+        idx = index_all(instances, work, embedder)
+        print(f"indexing: {time.perf_counter() - t0:.0f}s", file=sys.stderr)
+        print(json.dumps(idx, indent=1), file=sys.stderr)
 
     base = FlatConfig()
     for kv in args.set:
@@ -243,7 +281,7 @@ def main() -> None:
     print("| configuration | mode | recall@gold | MRR | nDCG@10 | Acc@1 | Acc@5 | latency ms |")
     print("|---|---|---|---|---|---|---|---|")
     for label, cfg in configs.items():
-        summary, rows = run_config(instances, work, cfg, embedder)
+        summary, rows = run_config(instances, work, cfg, embedder, contents)
         results[label] = {"summary": summary, "rows": rows}
         print(
             f"| {label} | {summary['mode']} | {summary['recall_at_gold']:.3f} |"
