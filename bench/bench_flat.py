@@ -132,6 +132,30 @@ class EvalContents:
         return treeseek.open(path), CONTENTS_TREE
 
 
+def index_report(instances: list[Instance], work: Path, embedder: Embedder | None) -> None:
+    """Per repository: a full index of its newest dev commit into a fresh database with the
+    default layers (+ vectors with ``--embedder``): wall time, files, database size."""
+    by_repo: dict[str, set[str]] = {}
+    for inst in instances:
+        by_repo.setdefault(inst.repo, set()).add(inst.base_commit)
+    print("| repository | files | index s | database MB |")
+    print("|---|---:|---:|---:|")
+    for repo, commits in sorted(by_repo.items()):
+        gd = git_dir(repo)
+        commit = max(commits, key=lambda c: commit_time(gd, c))
+        path = work / f"report-{repo.replace('/', '+')}.db"
+        for leftover in work.glob(path.name + "*"):
+            leftover.unlink()
+        hooks = [CodeIndexHook(embedder)] if embedder is not None else None
+        t0 = time.perf_counter()
+        with treeseek.open(path, hooks=hooks) as db, _TolerantGitBuilder(gd, commit) as builder:
+            report = db.index(builder, name=commit[:12])
+        seconds = time.perf_counter() - t0
+        size = sum(f.stat().st_size for f in work.glob(path.name + "*")) / 2**20
+        files = report.added + report.changed + report.unchanged
+        print(f"| {repo} | {files} | {seconds:.1f} | {size:.0f} |", flush=True)
+
+
 def index_all(instances: list[Instance], work: Path, embedder: Embedder | None) -> dict:
     """Index each needed commit; returns per-repo timings and sizes."""
     report: dict[str, dict] = {}
@@ -247,6 +271,9 @@ def main() -> None:
     ap.add_argument("--repo", default=None)
     ap.add_argument("--out", type=Path, default=Path("/tmp/tsbench/results.json"))
     ap.add_argument(
+        "--index-report", action="store_true", help="only: full index time and size per repo"
+    )
+    ap.add_argument(
         "--contents-db",
         type=Path,
         default=None,
@@ -262,6 +289,9 @@ def main() -> None:
     work = args.work / (args.embedder or "lexical")
     work.mkdir(parents=True, exist_ok=True)
     embedder = make_embedder(args.embedder)
+    if args.index_report:
+        index_report(instances, work, embedder)
+        return
     contents = EvalContents(args.contents_db) if args.contents_db else None
     idx: dict = {}
     if contents is None:
