@@ -127,6 +127,33 @@ def test_term_rows_are_written_once_per_content(db: Database, repo: Path) -> Non
     assert np.array_equal(again.term_ids, orders.term_ids)
 
 
+def test_vocabulary_ids_stay_consistent_over_many_files_and_runs(tmp_path: Path) -> None:
+    """Past a few dozen files the writer reads the whole vocabulary instead of looking new
+    terms up: ids must agree either way, and with a later run's."""
+    root = tmp_path / "vocab"
+    _write(root, {f"m{i}.py": f"def shared_{i % 7}():\n    return uniq{i}\n" for i in range(150)})
+    db = treeseek.open(tmp_path / "vocab.db", hooks=[CodeIndexHook(workers=1)])
+    try:
+        db.index(root, name="a")
+        _write(
+            root, {f"n{i}.py": f"def shared_{i % 5}():\n    return fresh{i}\n" for i in range(90)}
+        )
+        db.index(root, name="a")
+        code = code_store_for(db.store)
+        hashes = _hashes(db, "a")
+        rows = code.file_terms(hashes.values())
+        vocabulary = code.term_ids([f"uniq{i}" for i in range(150)] + ["shared", "fresh89"])
+        assert len(set(vocabulary.values())) == len(vocabulary) == 152
+        for path in ("m0.py", "m149.py", "n0.py", "n89.py"):
+            text = (root / path).read_text()
+            counts = Counter(code_tokens(text))  # symbol names repeat text tokens
+            want = code.term_ids(counts)
+            row = rows[hashes[path]]
+            assert sorted(want.values()) == row.term_ids.tolist()
+    finally:
+        db.close()
+
+
 def test_blobs_are_plain_uint32_arrays_not_pickles(db: Database, repo: Path) -> None:
     db.index(repo, name="one")
     digest = _hashes(db, "one")["app/pricing.py"]

@@ -117,6 +117,10 @@ class CodeIndexHook:
     tokenizing run in a pool of forked processes while this process writes the rows.
     """
 
+    #: what the layers it writes are (evaluation caches key their databases by it): "2" adds
+    #: the file term counts of file-level BM25
+    version = "2"
+
     def __init__(self, embedder: Embedder | None = None, *, workers: int | None = None) -> None:
         self.embedder = embedder
         self.workers = workers if workers is not None else min(2, os.cpu_count() or 1)
