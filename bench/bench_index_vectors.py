@@ -35,6 +35,7 @@ class Row:
     embedder: str
     load_seconds: float
     index_seconds: float
+    parsed: int
     embedded: int
     embed_seconds: float
     db_mb: float
@@ -71,6 +72,7 @@ def run(repo: Path, name: str, runs: int, work: Path) -> Row:
         embedder=name,
         load_seconds=load_seconds,
         index_seconds=statistics.median(walls),
+        parsed=hook.stats.parsed,
         embedded=hook.stats.embedded,
         embed_seconds=hook.stats.embed_seconds,
         db_mb=db_path.stat().st_size / 2**20,
@@ -79,12 +81,14 @@ def run(repo: Path, name: str, runs: int, work: Path) -> Row:
 
 def markdown(rows: list[Row]) -> str:
     out = [
-        "| embedder | full index s | model load s | files embedded | embed s | texts/s | db MB |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| embedder | full index s | model load s | files parsed | files embedded | embed s"
+        " | texts/s | db MB |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         out.append(
-            f"| {r.embedder} | {r.index_seconds:.1f} | {r.load_seconds:.1f} | {r.embedded} |"
+            f"| {r.embedder} | {r.index_seconds:.1f} | {r.load_seconds:.1f} | {r.parsed} |"
+            f" {r.embedded} |"
             f" {r.embed_seconds:.1f} | {r.texts_per_second:.1f} | {r.db_mb:.1f} |"
         )
     return "\n".join(out)
