@@ -52,18 +52,20 @@ DATASET = Path("/work/shared/bench/swebench-verified-dev.jsonl")
 
 _NO_PRIORS = {"test_penalty": 1.0, "non_code_penalty": 1.0, "other_language_penalty": 1.0}
 _LEXICAL = FlatConfig(vectors=False)
-_BARE = replace(_LEXICAL, symbols=False, paths=False, mentions=False, **_NO_PRIORS)
+_BARE = replace(_LEXICAL, files=False, symbols=False, paths=False, mentions=False, **_NO_PRIORS)
 ABLATIONS: dict[str, FlatConfig] = {
     "chunk BM25 only (best chunk per file)": _BARE,
-    "file BM25 only (one document per file)": replace(_BARE, files=True, chunks=False),
+    "file BM25 only (primary files, whole query)": replace(_BARE, files=True, chunks=False),
     "chunk BM25 + path BM25": replace(_BARE, paths=True),
     "+ query understanding (exact paths/modules/frames/symbols)": replace(
         _BARE, paths=True, mentions=True
     ),
+    "+ file BM25": replace(_BARE, paths=True, mentions=True, files=True),
     "+ test penalty": replace(_LEXICAL, non_code_penalty=1.0, other_language_penalty=1.0),
     "+ non-code / other-language penalties = lexical default": _LEXICAL,
     "lexical default + symbol BM25": replace(_LEXICAL, symbols=True),
-    "lexical default, file BM25 instead of chunks": replace(_LEXICAL, files=True, chunks=False),
+    "lexical default without file BM25": replace(_LEXICAL, files=False),
+    "lexical default, file BM25 instead of chunks": replace(_LEXICAL, chunks=False),
     "reference ordering (lexical)": replace(_LEXICAL, ranking="reference"),
 }
 
