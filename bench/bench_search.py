@@ -19,6 +19,7 @@ synthetic ~20k-node tree (several repositories combined under prefixes), using t
 
     python bench/bench_search.py                      # all trees, all their dev queries
     python bench/bench_search.py --trees 1 --queries 20 --strategy block
+    python bench/bench_search.py --beam-width 3 --top-layer-tokens 2000   # wider turn 0
 
 Prints a markdown table.
 """
