@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 import treeseek
 from treeseek.cli.app import load_commands
+from treeseek.trees.model import node_id_for_path
 
 REPO = {
     "payments/retry.py": "def backoff(attempt):\n    return min(60, 2 ** attempt)\n",
@@ -82,3 +83,23 @@ def test_bad_options_are_clear_errors(indexed: Path) -> None:
         "query", "shop", "q", "--ranker", "magic", "--llm", "lexical", "--db", str(indexed)
     )
     assert code == 1 and "unknown ranker 'magic'" in err
+
+
+def _turn0_candidates(indexed: Path, *extra: str) -> set[str]:
+    code, out, err = _run(
+        "query", "shop", "payments retry backoff", "-k", "1", "--strategy", "block",
+        "--llm", "lexical", "--json", "--db", str(indexed), *extra,
+    )  # fmt: skip
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["files"][0]["path"] == "payments/retry.py"
+    blocks = data["trace"]["rounds"][0]["blocks"]
+    return {i for b in blocks for i in b["candidate_set"]}
+
+
+def test_top_layer_tokens_widens_turn_zero_from_the_cli(indexed: Path) -> None:
+    spec_layer = _turn0_candidates(indexed)
+    widened = _turn0_candidates(indexed, "--top-layer-tokens", "2000")
+    deep = node_id_for_path("payments/retry.py")
+    assert deep not in spec_layer  # the spec's turn 0: the top layer only
+    assert deep in widened and spec_layer < widened

@@ -98,6 +98,12 @@ def run_command(
     hints: Annotated[
         int, typer.Option(help="Tree search: flat retrieval's top N files as hints (0: none).")
     ] = 0,
+    top_layer_tokens: Annotated[
+        int,
+        typer.Option(
+            help="Block: widen turn 0 breadth-first to this many tokens (0: spec's top layer)."
+        ),
+    ] = 0,
     k: Annotated[
         int, typer.Option("-k", help="Files returned per query (scored: at most 10).")
     ] = 10,
@@ -157,6 +163,7 @@ def run_command(
             llm=llm,
             ranker=ranker_name,
             hints=hints,
+            top_layer_tokens=top_layer_tokens,
             k=k,
             tiers=tuple(tier or ()),
             sample=sample,

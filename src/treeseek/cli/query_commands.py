@@ -147,6 +147,13 @@ def query_command(
         int | None, typer.Option(help="Beam width b (Beam: 3, Block: 1 when unset).")
     ] = None,
     block_tokens: Annotated[int, typer.Option(help="Token budget of one block.")] = 4000,
+    top_layer_tokens: Annotated[
+        int,
+        typer.Option(
+            help="Block: show turn 0 breadth-first down to this many tokens, so the pinned top "
+            "block is long enough for a provider to cache (0: the spec's top layer)."
+        ),
+    ] = 0,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Disable prompt caching.")] = False,
     trace: Annotated[bool, typer.Option("--trace", help="Print every round's decisions.")] = False,
     content: Annotated[bool, typer.Option("--content", help="Print the files' contents.")] = False,
@@ -164,6 +171,7 @@ def query_command(
         k=k,
         beam_width=beam_width,
         block_tokens=block_tokens,
+        top_layer_tokens=top_layer_tokens,
         ranker=None if ranker == "none" else ranker,
         hints=hints,
         cache=not no_cache,

@@ -38,12 +38,14 @@ class RunSettings:
     seed: int = 0
     limit: int | None = None
     hints: int = 0  # tree search: flat retrieval's top-N files as hints (QueryOptions.hints)
+    top_layer_tokens: int = 0  # Block turn 0 widened to this token budget (QueryOptions)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["tiers"] = list(self.tiers)
-        if not self.hints:
-            del data["hints"]  # runs recorded before the option existed still resume
+        for later in ("hints", "top_layer_tokens"):
+            if not data[later]:
+                del data[later]  # runs recorded before the option existed still resume
         return data
 
 
@@ -85,6 +87,7 @@ class Answerer:
             k=settings.k,
             ranker=settings.ranker,
             hints=settings.hints,
+            top_layer_tokens=settings.top_layer_tokens,
             include_content=False,  # scoring needs paths only
         )
 
