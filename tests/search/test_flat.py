@@ -215,3 +215,17 @@ def test_the_term_cap_keeps_the_rarest_terms(db: Database) -> None:
     config = FlatConfig(max_terms=2, max_df_ratio=1.0, mentions=False, paths=False)
     terms = FlatRetriever(config).retrieve(_ctx(db), query, QueryOptions()).trace.params["terms"]
     assert set(terms) == set(by_rarity[:2])
+
+
+def test_title_signal_ranks_by_the_first_line_of_a_multi_line_query(db: Database) -> None:
+    only_title = FlatConfig(files=False, chunks=False, paths=False, mentions=False)
+    issue = "currency conversion rounds wrongly\n\nThe catalog search shows the product price."
+    result = FlatRetriever(only_title).retrieve(_ctx(db), issue, QueryOptions(k=3))
+    assert [f.path for f in result.files] == ["shop/billing/currency.py"]
+    assert result.files[0].evidence["why"] == {"title": 1}
+    assert result.trace.params["signals"] == ["title"]
+    # a one-line question has no title apart from its body: the signal does not run
+    one_line = FlatRetriever(only_title).retrieve(
+        _ctx(db), "currency conversion rounds wrongly", QueryOptions(k=3)
+    )
+    assert one_line.files == [] and one_line.trace.params["signals"] == []

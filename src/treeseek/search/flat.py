@@ -73,10 +73,13 @@ class FlatConfig:
     """Ranking switches and weights; the defaults are the measured best on the dev split."""
 
     ranking: str = "fused"  # "fused" | "reference"
-    #: file BM25 over the primary files with the whole query. On bench_flat's 40-instance dev
-    #: sample (seed 13), k=10: alone recall@gold 0.483 / MRR 0.617; the default without it
-    #: 0.442 / 0.635, with it 0.479 / 0.656 (w_files 2.0: 0.467 / 0.661)
+    #: file BM25 over the primary files with the whole query (the biggest lexical signal:
+    #: alone recall@gold ~0.43 on the dev split, where chunk BM25 alone is ~0.15)
     files: bool = True
+    #: file BM25 with only the first line of a multi-line query (an issue's title, which
+    #: names the problem in few words); skipped for one-line queries, where it would repeat
+    #: ``files``
+    title: bool = True
     # symbol BM25 adds nothing over the exact symbol mentions
     chunks: bool = True
     symbols: bool = False
@@ -93,13 +96,18 @@ class FlatConfig:
     languages: frozenset[str] = frozenset()  # empty: any
     exclude_tests: bool = False
     # fusion
-    rrf_k: float = 60.0
-    w_files: float = 1.0
+    #: chosen on all 197 dev instances from a grid over rrf_k, w_files, w_title, w_chunks and
+    #: w_mentions, in the middle of a flat plateau (see README "Flat retrieval: ablations");
+    #: a smaller K than the usual 60 lets the first ranks of each signal count against the
+    #: exact evidence of mentions
+    rrf_k: float = 20.0
+    w_files: float = 2.0
+    w_title: float = 1.0
     w_chunks: float = 1.0
     w_symbols: float = 0.6
-    w_paths: float = 0.6
+    w_paths: float = 1.0
     w_vectors: float = 0.8
-    w_mentions: float = 0.04  # per unit of exact evidence (see treeseek.code.query weights)
+    w_mentions: float = 0.02  # per unit of exact evidence (see treeseek.code.query weights)
     # lexical
     #: the query's most important terms that go to FTS. An issue has hundreds of terms and
     #: FTS5 scores every chunk any OR'ed term matches; on all 197 dev instances 24 terms beat
@@ -145,6 +153,11 @@ class _PrimaryFileIndex:
 class _Signals:
     ranks: dict[str, dict[str, int]] = field(default_factory=dict)  # signal -> path -> rank
     evidence: dict[str, dict[str, Any]] = field(default_factory=lambda: defaultdict(dict))
+
+
+def _bm25_terms(text: str) -> Counter[str]:
+    """Every code token of ``text`` but stopwords, with its count."""
+    return Counter(t for t in code_tokens(text) if t not in QUERY_STOPWORDS)
 
 
 def _ranks(scores: dict[str, float]) -> dict[str, int]:
@@ -290,9 +303,11 @@ class FlatRetriever(Retriever):
         cfg: FlatConfig,
         signals: _Signals,
         allowed: dict[str, list[str]],
+        name: str,
     ) -> str | None:
         """Rank the allowed primary files by BM25 with every query term, each weighted by
-        its count in the query; returns a note when the signal could not run fully."""
+        its count in the query, as signal ``name``; returns a note when the signal could not
+        run fully."""
         primary = self._primary_file_index(code, files)
         if primary.index is None or not query_terms:
             return primary.note
@@ -315,7 +330,8 @@ class FlatRetriever(Retriever):
                     scores[p] = float(scored[i])
             if len(scores) >= cfg.file_limit:
                 break
-        signals.ranks["files"] = _ranks(scores)
+        if scores:
+            signals.ranks[name] = _ranks(scores)
         return primary.note
 
     def _chunk_evidence(
@@ -451,10 +467,14 @@ class FlatRetriever(Retriever):
         notes: list[str] = []
         terms = self._query_terms(code, query, cfg, files)
         if cfg.files:
-            query_terms = Counter(t for t in code_tokens(query) if t not in QUERY_STOPWORDS)
-            note = self._file_signal(code, query_terms, files, cfg, signals, allowed)
+            note = self._file_signal(
+                code, _bm25_terms(query), files, cfg, signals, allowed, "files"
+            )
             if note:
                 notes.append(note)
+        title, _, body = query.strip().partition("\n")
+        if cfg.title and body.strip():
+            self._file_signal(code, _bm25_terms(title), files, cfg, signals, allowed, "title")
         if cfg.chunks and terms:
             self._chunk_signal(code, terms, files, cfg, signals, allowed)
         if cfg.symbols and terms:
@@ -515,6 +535,7 @@ class FlatRetriever(Retriever):
     ) -> list[tuple[str, float]]:
         weights = {
             "files": cfg.w_files,
+            "title": cfg.w_title,
             "chunks": cfg.w_chunks,
             "symbols": cfg.w_symbols,
             "paths": cfg.w_paths,
