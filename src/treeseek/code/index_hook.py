@@ -20,11 +20,11 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+from treeseek.code.conventions import is_test_path
 from treeseek.code.model import FileCodeIndex, SymbolKind
 from treeseek.code.parse import index_file
 from treeseek.embed.base import Embedder
 from treeseek.indexing import ChangedFile
-from treeseek.search.flat import is_test_path
 from treeseek.store.base import TreeWriter
 from treeseek.store.code_base import CodeWriter, PreparedCode
 from treeseek.store.code_sqlite import code_store_for, document_term_counts, prepare_code
@@ -63,8 +63,10 @@ PARALLEL_MIN_FILES = 64
 PARALLEL_CHUNK = 16
 #: contents whose stored chunk documents are read at a time when term counts are backfilled
 BACKFILL_BATCH = 500
-#: the vector kind the flat retriever reads
-OUTLINE_KIND = "outline"
+#: the vector kind the flat retriever reads. Vectors are kept per (model, kind, content), so
+#: the kind names the text version: a new :func:`file_outline` text needs a new kind, or
+#: unchanged files would keep vectors of the old text next to new ones of the new text
+OUTLINE_KIND = "outline-v2"
 
 
 def _parse_job(job: tuple[str, bytes]) -> PreparedCode | str:

@@ -21,7 +21,6 @@ Signals (each can be switched off for ablations, see :class:`FlatConfig`):
 from __future__ import annotations
 
 import math
-import re
 import time
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -30,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from treeseek.code.conventions import is_test_path
+from treeseek.code.index_hook import OUTLINE_KIND
 from treeseek.code.languages import language_for_path
 from treeseek.code.query import (
     MentionMatch,
@@ -51,21 +52,8 @@ from treeseek.store.code_base import ChunkHit, CodeStore
 from treeseek.store.code_sqlite import code_store_for
 from treeseek.trees.model import Node
 
-#: "test" (singular) is left out on purpose: it names library packages (django/test/)
 #: above this many files, path BM25 scores only the files other signals found
 PATH_CANDIDATES = 2000
-
-_TEST_DIR_NAMES = frozenset({"tests", "testing", "__tests__", "spec", "specs"})
-_TEST_FILE = re.compile(r"(^test_.*|.*_tests?\.\w+$|^conftest\.py$|.*\.(test|spec)\.\w+$)")
-
-
-def is_test_path(path: str) -> bool:
-    """Tests by the usual conventions: a ``tests``/``testing`` directory, or a
-    ``test_*`` / ``*_test`` / ``*.spec`` / ``conftest.py`` file."""
-    parts = path.split("/")
-    if any(p in _TEST_DIR_NAMES for p in parts[:-1]):
-        return True
-    return bool(_TEST_FILE.match(parts[-1]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +163,7 @@ class FlatRetriever(Retriever):
         config: FlatConfig | None = None,
         *,
         embedder: Embedder | None = None,
-        vector_kind: str = "outline",
+        vector_kind: str = OUTLINE_KIND,
     ) -> None:
         self.config = config or FlatConfig()
         self.embedder = embedder
@@ -633,7 +621,7 @@ def flat_mode(retriever: FlatRetriever) -> str:
     return "hybrid" if retriever.embedder is not None and retriever.config.vectors else "lexical"
 
 
-__all__: Sequence[str] = ("FlatConfig", "FlatRetriever", "flat_mode", "is_test_path")
+__all__: Sequence[str] = ("FlatConfig", "FlatRetriever", "flat_mode")
 
 
 def _register() -> None:

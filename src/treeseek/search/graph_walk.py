@@ -28,12 +28,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from treeseek.code.conventions import is_test_path
 from treeseek.code.graph import CONTAINS
 from treeseek.code.model import EdgeType
 from treeseek.code.tree_graph import TreeGraphCache
 from treeseek.llm.base import Usage
 from treeseek.search.base import FileHit, QueryOptions, Result, Retriever, SearchContext
-from treeseek.search.flat import FlatRetriever, is_test_path
+from treeseek.search.flat import FlatRetriever
 from treeseek.search.results import file_hits
 from treeseek.search.trace import Trace
 from treeseek.search.traverse import SearchHit, code_graph_policy, traverse

@@ -12,9 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from treeseek.code.conventions import is_test_path
 from treeseek.code.tokenize import code_tokens, unique_tokens
 from treeseek.search.base import SearchContext
-from treeseek.search.flat import FlatConfig, FlatRetriever, is_test_path
+from treeseek.search.flat import FlatConfig, FlatRetriever
 from treeseek.store.code_sqlite import code_store_for
 
 LAYERS: tuple[str, ...] = (
