@@ -92,10 +92,43 @@ def test_outline_names_each_symbol_once_after_the_module_docstring() -> None:
         b"    return []\n"
     )
     index = index_file("shop/money/exchange_rates.py", source)
-    outline = file_outline("shop/money/exchange_rates.py", index, source.decode())
+    outline = file_outline("shop/money/exchange_rates.py", index.symbols, source.decode())
     assert outline == (
         "shop money exchange rates\nExchange rates and money.\nclasses: Rate\n"
         "functions: convert, rates"
     )
     plain = index_file("notes/todo.txt", b"buy milk\n")
-    assert file_outline("notes/todo.txt", plain, "buy milk\n") == "notes todo\nbuy milk\n"
+    assert file_outline("notes/todo.txt", plain.symbols, "buy milk\n") == "notes todo\nbuy milk\n"
+
+
+def test_turning_vectors_on_for_an_indexed_tree_embeds_its_unchanged_files(
+    tmp_path: Path,
+) -> None:
+    repo = _repo(tmp_path / "repo")
+    with treeseek.open(tmp_path / "late.db", hooks=[CodeIndexHook(workers=1)]) as db:
+        db.index(repo, name="shop")  # no embedder: no vectors
+    late = _RecordingEmbedder()
+    with treeseek.open(tmp_path / "late.db", hooks=[CodeIndexHook(late, workers=1)]) as db:
+        report = db.index(repo, name="shop")  # nothing changed on disk
+        assert report.changed == report.added == 0
+        nodes = {n.content_hash: n.path for n in db.store.subtree("shop", "") if n.is_file}
+        late_vecs = code_store_for(db.store).vectors(late.name, OUTLINE_KIND, set(nodes) - {None})
+    fresh = _RecordingEmbedder()
+    with treeseek.open(tmp_path / "fresh.db", hooks=[CodeIndexHook(fresh, workers=1)]) as db:
+        db.index(repo, name="shop")
+        fresh_vecs = code_store_for(db.store).vectors(fresh.name, OUTLINE_KIND, set(nodes) - {None})
+    # the same files, with vectors of the same texts as a fresh index with vectors on
+    assert {nodes[h] for h in late_vecs} == {
+        "shop/billing/currency.py",
+        "shop/billing/invoice.py",
+        "shop/static/cart.js",
+    }
+    assert late_vecs.keys() == fresh_vecs.keys()
+    assert sorted(t for b in late.batches for t in b) == sorted(t for b in fresh.batches for t in b)
+    for h in late_vecs:
+        assert np.allclose(late_vecs[h], fresh_vecs[h])
+    # and once they are there, a third run embeds nothing
+    again = _RecordingEmbedder()
+    with treeseek.open(tmp_path / "late.db", hooks=[CodeIndexHook(again, workers=1)]) as db:
+        db.index(repo, name="shop")
+    assert again.batches == []

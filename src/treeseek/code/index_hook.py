@@ -21,13 +21,18 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from treeseek.code.conventions import is_test_path
-from treeseek.code.model import FileCodeIndex, SymbolKind
+from treeseek.code.model import Symbol, SymbolKind
 from treeseek.code.parse import index_file
 from treeseek.embed.base import Embedder
 from treeseek.indexing import ChangedFile
 from treeseek.store.base import TreeWriter
 from treeseek.store.code_base import CodeWriter, PreparedCode
-from treeseek.store.code_sqlite import code_store_for, document_term_counts, prepare_code
+from treeseek.store.code_sqlite import (
+    SQLiteCodeStore,
+    code_store_for,
+    document_term_counts,
+    prepare_code,
+)
 from treeseek.trees.model import Node, TreeInfo
 
 #: characters of a file's outline that are embedded (the model truncates far below this)
@@ -85,7 +90,7 @@ def _module_doc(text: str) -> str:
     return " ".join(found.group(2).strip().split("\n\n", 1)[0].split())[:400]
 
 
-def file_outline(path: str, index: FileCodeIndex, text: str) -> str:
+def file_outline(path: str, symbols: Sequence[Symbol], text: str) -> str:
     """What a file's vector embeds: its path as words, its module docstring's first paragraph,
     then the names of its classes and of its functions and methods, each once (dunders left
     out); a file without symbols contributes its first lines instead. ``text``: the file's
@@ -99,10 +104,10 @@ def file_outline(path: str, index: FileCodeIndex, text: str) -> str:
     doc = _module_doc(text)
     if doc:
         parts.append(doc)
-    classes = list(dict.fromkeys(s.name for s in index.symbols if s.kind == SymbolKind.CLASS))
+    classes = list(dict.fromkeys(s.name for s in symbols if s.kind == SymbolKind.CLASS))
     seen = set(classes)
     functions: list[str] = []
-    for sym in index.symbols:
+    for sym in symbols:
         callable_kind = sym.kind in (SymbolKind.FUNCTION, SymbolKind.METHOD)
         if callable_kind and sym.name not in seen and not sym.name.startswith("__"):
             seen.add(sym.name)
@@ -111,17 +116,17 @@ def file_outline(path: str, index: FileCodeIndex, text: str) -> str:
         parts.append("classes: " + ", ".join(classes))
     if functions:
         parts.append("functions: " + ", ".join(functions))
-    if not index.symbols:
+    if not symbols:
         parts.append(text[:1000])
     return "\n".join(parts)[:OUTLINE_CHARS]
 
 
-def embeds_file(path: str, index: FileCodeIndex) -> bool:
+def embeds_file(path: str, language: str | None) -> bool:
     """Whether a file gets a vector: source code in a language the code index parses, not a
     test. A django checkout has 6,812 files of which 883 are non-test python: embedding tests,
     docs and assets too made the model the bulk of indexing time, while the vector signal
     is only wanted for the source files a question is about (bench/bench_index_vectors.py)."""
-    return index.language is not None and not is_test_path(path)
+    return language is not None and not is_test_path(path)
 
 
 @dataclass(slots=True)
@@ -193,13 +198,16 @@ class CodeIndexHook:
             code.put_prepared(digest, parsed)
             self.stats.store_seconds += time.perf_counter() - t1
             self.stats.parsed += 1
-            if self.embedder is not None and embeds_file(c.node.path, parsed.index):
+            if self.embedder is not None and embeds_file(c.node.path, parsed.index.language):
                 outlines[digest] = file_outline(
-                    c.node.path, parsed.index, c.data[:HEAD_BYTES].decode("utf-8", "replace")
+                    c.node.path,
+                    parsed.index.symbols,
+                    c.data[:HEAD_BYTES].decode("utf-8", "replace"),
                 )
         self.stats.parse_seconds += time.perf_counter() - t0
         self._backfill_terms(code, tree)
         if self.embedder is not None:
+            self._backfill_outlines(code, tree, outlines)
             self._embed(writer, todo, outlines)
 
     def _backfill_terms(self, code: CodeWriter, tree: TreeInfo) -> None:
@@ -214,6 +222,28 @@ class CodeIndexHook:
                 code.put_file_terms(digest, document_term_counts(bodies.get(digest, [])))
         self.stats.store_seconds += time.perf_counter() - t0
         self.stats.terms_backfilled += len(need)
+
+    def _backfill_outlines(
+        self, code: SQLiteCodeStore, tree: TreeInfo, outlines: dict[str, str]
+    ) -> None:
+        """Outlines of the tree's parsed contents that have no vector of this model yet and
+        were not parsed in this run (a tree indexed before vectors were turned on), built
+        from their stored symbols and head, so turning vectors on never needs a fresh tree."""
+        assert self.embedder is not None
+        lacking = code.contents_without_vectors(tree.name, self.embedder.name, OUTLINE_KIND)
+        todo = sorted(
+            h
+            for h, (path, language) in lacking.items()
+            if h not in outlines and embeds_file(path, language)
+        )
+        for start in range(0, len(todo), BACKFILL_BATCH):
+            batch = todo[start : start + BACKFILL_BATCH]
+            symbols = code.symbols_of(batch)
+            heads = code.heads(batch, HEAD_BYTES)
+            for digest in batch:
+                outlines[digest] = file_outline(
+                    lacking[digest][0], symbols.get(digest, []), heads.get(digest, "")
+                )
 
     def _parsed(
         self, jobs: Sequence[ChangedFile]

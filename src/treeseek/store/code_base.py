@@ -118,6 +118,16 @@ class CodeWriter(Protocol):
         """The stored FTS token strings of each content's chunks, in chunk order (contents
         without chunks are absent)."""
 
+    def contents_without_vectors(
+        self, tree: str, model: str, kind: str
+    ) -> dict[str, tuple[str, str | None]]:
+        """Parsed contents of ``tree`` with no vector of ``model`` and ``kind``, each with one
+        path holding it and its language: what turning vectors on for a tree backfills."""
+
+    def heads(self, hashes: Collection[str], size: int) -> dict[str, str]:
+        """The first ``size`` bytes of each content, decoded as UTF-8 (replacing errors);
+        contents not stored are absent."""
+
     def missing_vectors(self, model: str, kind: str, hashes: Collection[str]) -> set[str]: ...
 
     def put_vectors(

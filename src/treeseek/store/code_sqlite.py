@@ -463,6 +463,24 @@ class SQLiteCodeStore:
                 out.setdefault(digest, []).append(body)
         return out
 
+    def contents_without_vectors(
+        self, tree: str, model: str, kind: str
+    ) -> dict[str, tuple[str, str | None]]:
+        rows = self._conn.execute(
+            "SELECT n.content_hash, MIN(n.path), c.language FROM nodes AS n"
+            " JOIN trees AS t ON t.id = n.tree_id"
+            " JOIN code_files AS c ON c.content_hash = n.content_hash"
+            " WHERE t.name = ? AND NOT EXISTS (SELECT 1 FROM code_vectors AS v"
+            " WHERE v.content_hash = n.content_hash AND v.model = ? AND v.kind = ?)"
+            " GROUP BY n.content_hash",
+            (tree, model, kind),
+        )
+        return {r[0]: (r[1], r[2]) for r in rows}
+
+    def heads(self, hashes: Collection[str], size: int) -> dict[str, str]:
+        data = self._read_contents(list(hashes))
+        return {h: raw[:size].decode("utf-8", "replace") for h, raw in data.items()}
+
     def missing_vectors(self, model: str, kind: str, hashes: Collection[str]) -> set[str]:
         wanted = list(dict.fromkeys(hashes))
         have: set[str] = set()
