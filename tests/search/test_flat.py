@@ -230,3 +230,14 @@ def test_title_signal_ranks_by_the_first_line_of_a_multi_line_query(db: Database
         _ctx(db), "currency conversion rounds wrongly", QueryOptions(k=3)
     )
     assert one_line.files == [] and one_line.trace.params["signals"] == []
+
+
+def test_evidence_lookup_can_be_skipped_for_score_only_callers(db: Database) -> None:
+    no_chunks = FlatConfig(chunks=False)
+    query = "InvoiceBuilder apply_tax rate"
+    with_ev, _ = FlatRetriever(no_chunks).rank(_ctx(db), query, 3)
+    without, _ = FlatRetriever(no_chunks).rank(_ctx(db), query, 3, evidence=False)
+    assert [h.path for h in with_ev] == [h.path for h in without]
+    assert with_ev[0].path == "shop/billing/invoice.py"
+    assert "chunk" in with_ev[0].evidence
+    assert all("chunk" not in h.evidence for h in without)

@@ -425,8 +425,13 @@ class FlatRetriever(Retriever):
         return True
 
     # -- retrieve -------------------------------------------------------------------------
-    def rank(self, ctx: SearchContext, query: str, k: int) -> tuple[list[FileHit], dict[str, Any]]:
-        """Rank the tree's files; returns hits without content and a summary for the trace."""
+    def rank(
+        self, ctx: SearchContext, query: str, k: int, *, evidence: bool = True
+    ) -> tuple[list[FileHit], dict[str, Any]]:
+        """Rank the tree's files; returns hits without content and a summary for the trace.
+
+        ``evidence=False`` skips looking up the best chunk of hits the chunk signal did not
+        reach (a separate full-text query): callers that only want scores of many files."""
         cfg = self.config
         try:
             code = code_store_for(ctx.store)
@@ -505,7 +510,7 @@ class FlatRetriever(Retriever):
                     evidence=ev,
                 )
             )
-        if terms:
+        if terms and evidence:
             self._chunk_evidence(code, terms, hits, files)
         summary = {
             "mode": "hybrid" if vector_mode else "lexical",
