@@ -1,4 +1,4 @@
-"""The flat retriever: no LLM, BM25 over chunks/symbols/paths, exact mentions, vectors.
+"""The flat retriever: no LLM, BM25 over files/chunks/symbols/paths, exact mentions, vectors.
 
 Every signal ranks the tree's files on its own; the ``fused`` ranking combines the ranks by
 weighted reciprocal rank fusion (``w / (K + rank)``), adds the exact evidence of query
@@ -11,6 +11,7 @@ Signals (each can be switched off for ablations, see :class:`FlatConfig`):
 
 - ``files``: BM25 of whole files over the tree's primary files (dominant language, not tests)
   with every query term (:class:`~treeseek.search.file_bm25.FileBM25Index`);
+- ``title``: the same with only the first line of a multi-line query (an issue's title);
 - ``chunks``: FTS5 BM25 of C0 chunks, a file scores its best chunk (+ a share of the next ones);
 - ``symbols``: FTS5 BM25 of C1 symbol documents (qualified name, signature, docstring);
 - ``paths``: fielded path BM25 (:class:`~treeseek.search.pathrank.BM25PathScorer`);
