@@ -144,6 +144,18 @@ class _Signals:
     evidence: dict[str, dict[str, Any]] = field(default_factory=lambda: defaultdict(dict))
 
 
+def _chunk_evidence(chunk: ChunkHit) -> dict[str, Any]:
+    """A file's best chunk as shown in its evidence: where it is and how it scored."""
+    return {
+        "index": chunk.index,
+        "type": str(chunk.type),
+        "start_line": chunk.start_line,
+        "end_line": chunk.end_line,
+        "symbol": chunk.symbol,
+        "score": round(chunk.score, 4),
+    }
+
+
 def _bm25_terms(text: str) -> Counter[str]:
     """Every code token of ``text`` but stopwords, with its count."""
     return Counter(t for t in code_tokens(text) if t not in QUERY_STOPWORDS)
@@ -323,7 +335,7 @@ class FlatRetriever(Retriever):
             signals.ranks[name] = _ranks(scores)
         return primary.note
 
-    def _chunk_evidence(
+    def _add_chunk_evidence(
         self, code: CodeStore, terms: list[str], hits: list[FileHit], files: _TreeFiles
     ) -> None:
         """The best chunk of each returned file, when the chunk signal did not run."""
@@ -336,14 +348,7 @@ class FlatRetriever(Retriever):
         for h in hits:
             top = best.get(files.hash_by_path.get(h.path, ""))
             if top is not None and "chunk" not in h.evidence:
-                h.evidence["chunk"] = {
-                    "index": top.index,
-                    "type": str(top.type),
-                    "start_line": top.start_line,
-                    "end_line": top.end_line,
-                    "symbol": top.symbol,
-                    "score": round(top.score, 4),
-                }
+                h.evidence["chunk"] = _chunk_evidence(top)
 
     def _chunk_signal(
         self,
@@ -366,15 +371,7 @@ class FlatRetriever(Retriever):
         }
         signals.ranks["chunks"] = _ranks(scores)
         for p, hs in best.items():
-            top = hs[0]
-            signals.evidence[p]["chunk"] = {
-                "index": top.index,
-                "type": str(top.type),
-                "start_line": top.start_line,
-                "end_line": top.end_line,
-                "symbol": top.symbol,
-                "score": round(top.score, 4),
-            }
+            signals.evidence[p]["chunk"] = _chunk_evidence(hs[0])
 
     def _symbol_signal(
         self,
@@ -512,7 +509,7 @@ class FlatRetriever(Retriever):
                 )
             )
         if terms and evidence:
-            self._chunk_evidence(code, terms, hits, files)
+            self._add_chunk_evidence(code, terms, hits, files)
         summary = {
             "mode": "hybrid" if vector_mode else "lexical",
             "terms": terms,

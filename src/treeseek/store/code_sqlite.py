@@ -606,16 +606,17 @@ class SQLiteCodeStore:
         return int(row[0])
 
     def chunk_term_doc_freqs(self, terms: Sequence[str]) -> dict[str, int]:
-        return self._doc_freqs("code_chunks_vocab", terms)
+        return self._per_term("code_chunks_vocab", "doc", terms)
 
-    def _doc_freqs(self, vocab: str, terms: Sequence[str]) -> dict[str, int]:
+    def _per_term(self, table: str, column: str, terms: Collection[str]) -> dict[str, int]:
+        """``column`` of each of ``terms`` in ``table`` (keyed by ``term``), batched."""
         out: dict[str, int] = {}
         for batch in _batches(list(dict.fromkeys(terms))):
             marks = ",".join("?" * len(batch))
-            for term, doc in self._conn.execute(
-                f"SELECT term, doc FROM {vocab} WHERE term IN ({marks})", batch
+            for term, value in self._conn.execute(
+                f"SELECT term, {column} FROM {table} WHERE term IN ({marks})", batch
             ):
-                out[term] = int(doc)
+                out[term] = int(value)
         return out
 
     def search_chunks(
@@ -651,14 +652,7 @@ class SQLiteCodeStore:
         return out
 
     def term_ids(self, terms: Collection[str]) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for batch in _batches(list(dict.fromkeys(terms))):
-            marks = ",".join("?" * len(batch))
-            for term, term_id in self._conn.execute(
-                f"SELECT term, id FROM code_terms WHERE term IN ({marks})", batch
-            ):
-                out[term] = int(term_id)
-        return out
+        return self._per_term("code_terms", "id", terms)
 
     def search_chunks_in(
         self, terms: Sequence[str], hashes: Sequence[str], per_file: int = 1
