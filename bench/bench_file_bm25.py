@@ -23,13 +23,12 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import treeseek
-from treeseek.code.tokenize import code_tokens
 from treeseek.eval.datasets import load_instances
 from treeseek.llm.lexical import LexicalNavigator
 from treeseek.search.base import SearchContext
-from treeseek.search.flat import FlatRetriever, _Signals
-from treeseek.search.pathrank import QUERY_STOPWORDS
+from treeseek.search.flat.flat import FlatRetriever, _Signals
 from treeseek.store.code_sqlite import code_store_for
+from treeseek.text.tokens import QUERY_STOPWORDS, code_tokens
 
 DATASET = Path("/work/shared/bench/swebench-verified-dev.jsonl")
 

@@ -27,14 +27,14 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 import treeseek
-from treeseek.code.index_hook import CodeIndexHook
 from treeseek.database import Database
 from treeseek.embed.base import Embedder
 from treeseek.eval.contents import CONTENTS_TREE, ContentsUniverse
 from treeseek.eval.datasets import Instance, load_instances
 from treeseek.eval.metrics import mean_scores, score
+from treeseek.index.code_hook import CodeIndexHook
 from treeseek.search.base import SearchContext
-from treeseek.search.flat import FlatConfig, FlatRetriever
+from treeseek.search.flat.flat import FlatConfig, FlatRetriever
 from treeseek.store.code_sqlite import CODE_SCHEMA_SQL
 from treeseek.store.migrations import MIGRATIONS, Migration
 from treeseek.store.sqlite import SQLiteStore

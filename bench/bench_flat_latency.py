@@ -26,7 +26,7 @@ import treeseek
 from treeseek.eval.datasets import Instance, load_instances
 from treeseek.eval.metrics import score
 from treeseek.eval.universes import UniverseKind, eval_tree_name, layers_of
-from treeseek.indexing import default_hooks
+from treeseek.index.run import default_hooks
 
 DATASET = Path("/work/shared/bench/swebench-verified-dev.jsonl")
 CACHE = Path("/work/runs/contents-cache")

@@ -16,11 +16,11 @@ import statistics
 import time
 
 import treeseek
-from treeseek.code.tree_graph import TreeGraphCache, tree_code_graph
 from treeseek.llm.lexical import LexicalNavigator
 from treeseek.search.base import QueryOptions, SearchContext
-from treeseek.search.flat import FlatRetriever
-from treeseek.search.graph_walk import GraphWalkRetriever
+from treeseek.search.flat.flat import FlatRetriever
+from treeseek.search.graph.tree_graph import TreeGraphCache, tree_code_graph
+from treeseek.search.graph.walk import GraphWalkRetriever
 from treeseek.store.code_sqlite import code_store_for
 
 QUERY = (

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import treeseek
-from treeseek.code.index_hook import CodeIndexHook
 from treeseek.embed.base import Embedder
+from treeseek.index.code_hook import CodeIndexHook
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_index import default_repository

@@ -32,7 +32,7 @@ from treeseek.embed.hashing import HashingEmbedder
 from treeseek.llm.base import Candidate, RankRequest
 from treeseek.llm.lexical import LexicalNavigator
 from treeseek.llm.tokens import TokenCounter, counter_name, default_counter
-from treeseek.search.pathrank import BM25PathScorer, VectorPathScorer
+from treeseek.rank.paths import BM25PathScorer, VectorPathScorer
 from treeseek.trees.paths import PathResolver
 
 BENCH = Path("/work/shared/bench")

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import treeseek
 from treeseek.database import Database
 from treeseek.errors import BuildError, NodeNotFound, PathError, TreeNotFound
-from treeseek.indexing import ChangedFile
+from treeseek.index.run import ChangedFile
 from treeseek.store.base import TreeWriter
 from treeseek.trees.filesystem import FilesystemBuilder
 from treeseek.trees.model import (
@@ -323,7 +323,7 @@ def test_killed_indexer_leaves_the_previous_version_and_the_next_run_completes(
 
 
 def test_fast_node_construction_equals_the_constructor() -> None:
-    from treeseek.indexing import _make_node
+    from treeseek.index.run import _make_node
 
     args = (
         "abcdefghij",
@@ -377,7 +377,7 @@ def test_fast_path_list_entries_equal_the_constructor() -> None:
 def test_stored_sibling_order_is_the_documented_sort_key(
     names: list[str], data: st.DataObject
 ) -> None:
-    from treeseek.indexing import sort_siblings
+    from treeseek.index.run import sort_siblings
 
     is_dir = {n: data.draw(st.booleans()) for n in names}
     assert sort_siblings(list(names)) == sorted(names, key=lambda n: (n.casefold(), n))
@@ -462,7 +462,7 @@ def test_a_concurrent_writer_is_detected_not_overwritten(tmp_path: Path, existin
 
 
 def test_progress_reports_reading_and_writing(tmp_path: Path, repo: Path) -> None:
-    from treeseek.indexing import IndexProgress
+    from treeseek.index.run import IndexProgress
 
     events: list[IndexProgress] = []
     with treeseek.open(tmp_path / "db.sqlite", hooks=[]) as db:

@@ -20,7 +20,7 @@ from treeseek.errors import (
     TreeNotFound,
     TreeseekError,
 )
-from treeseek.indexing import ChangedFile, IndexHook, IndexProgress, IndexReport
+from treeseek.index.run import ChangedFile, IndexHook, IndexProgress, IndexReport
 from treeseek.trees.model import ContentStatus, Node, NodeType, TreeInfo, TreeSource
 
 __all__ = [

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from treeseek._closing import Closing
 from treeseek.config import resolve_db_path
 from treeseek.errors import BuildError, ConfigError, NodeNotFound, PathError
-from treeseek.indexing import (
+from treeseek.index.run import (
     DEFAULT_MAX_FILE_BYTES,
     IndexHook,
     IndexReport,
@@ -235,6 +235,6 @@ def open(path: str | Path | None = None, *, hooks: Sequence[IndexHook] | None = 
 
     ``path``: the SQLite file; defaults to ``$TREESEEK_DB`` or the per-user default
     (:func:`treeseek.config.resolve_db_path`). ``hooks``: index hooks for derived layers
-    (default: the registered ones, :data:`treeseek.indexing.DEFAULT_HOOK_FACTORIES`).
+    (default: the registered ones, :data:`treeseek.index.run.DEFAULT_HOOK_FACTORIES`).
     """
     return Database(SQLiteStore(resolve_db_path(path)), hooks=hooks)

@@ -9,9 +9,9 @@ import numpy as np
 import numpy.typing as npt
 
 import treeseek
-from treeseek.code.index_hook import OUTLINE_KIND, CodeIndexHook, file_outline
 from treeseek.code.parse import index_file
 from treeseek.embed.hashing import HashingEmbedder
+from treeseek.index.code_hook import OUTLINE_KIND, CodeIndexHook, file_outline
 from treeseek.store.code_sqlite import code_store_for
 
 FILES = {

@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 
 import treeseek
-from treeseek.code.index_hook import CodeIndexHook
-from treeseek.code.query import (
+from treeseek.database import Database
+from treeseek.index.code_hook import CodeIndexHook
+from treeseek.search.flat.understanding import (
     MentionResolver,
     Strength,
     TreeNames,
     extract_mentions,
     files_by_evidence,
 )
-from treeseek.database import Database
 from treeseek.store.code_sqlite import code_store_for
 
 TRACEBACK = """Crash when ordering

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import treeseek
-from treeseek.code.index_hook import CodeIndexHook
 from treeseek.code.model import ChunkType, FileCodeIndex, Symbol, SymbolKind
 from treeseek.database import Database
+from treeseek.index.code_hook import CodeIndexHook
 from treeseek.store.code_sqlite import SQLiteCodeStore, code_store_for
 
 MODELS = '''"""User models."""

@@ -14,7 +14,7 @@ import pytest
 from treeseek.code.graph import CodeGraph
 from treeseek.code.parse import index_file
 from treeseek.errors import ConfigError
-from treeseek.search.traverse import (
+from treeseek.search.graph.traverse import (
     Scored,
     SearchHit,
     WalkPolicy,

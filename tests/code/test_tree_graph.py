@@ -14,7 +14,7 @@ import treeseek
 from treeseek.cli.app import load_commands
 from treeseek.code.parse import index_file
 from treeseek.code.resolve import resolve_tree
-from treeseek.code.tree_graph import load_tree_indexes, tree_code_graph
+from treeseek.search.graph.tree_graph import load_tree_indexes, tree_code_graph
 from treeseek.store.code_sqlite import code_store_for
 
 FILES = {

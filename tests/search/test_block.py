@@ -12,8 +12,8 @@ from treeseek.database import Database
 from treeseek.llm.base import RankRequest
 from treeseek.llm.scripted import ScriptedNavigator, ScriptedReply
 from treeseek.search.base import QueryOptions, Result
-from treeseek.search.prompts import block_instructions, tree_header
 from treeseek.search.strategy import run_query
+from treeseek.search.tree.prompts import block_instructions, tree_header
 from treeseek.trees.model import TreeInfo
 
 TreeFactory = Callable[[Sequence[str]], TreeInfo]

@@ -9,15 +9,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from treeseek.llm.tokens import count_tokens
-from treeseek.search.blocks import (
+from treeseek.search.tree.blocks import (
     BlockPacker,
     collapse_single_child_dirs,
     expand_frontier,
     top_visible_layers,
     top_visible_nodes,
 )
-from treeseek.search.prompts import render_entry
-from treeseek.search.treeview import TreeView
+from treeseek.search.tree.prompts import render_entry
+from treeseek.search.tree.treeview import TreeView
 from treeseek.trees.model import Node, TreeInfo
 
 TreeFactory = Callable[[Sequence[str]], TreeInfo]

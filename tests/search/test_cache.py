@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from treeseek.llm.base import Segment
-from treeseek.search.blocks import Block
-from treeseek.search.cache import BlockCache, CacheWindow
-from treeseek.search.prompts import block_instructions, tree_header
+from treeseek.search.tree.blocks import Block
+from treeseek.search.tree.cache import BlockCache, CacheWindow
+from treeseek.search.tree.prompts import block_instructions, tree_header
 
 
 def _block(index: int, ids: list[str], tokens: int) -> Block:
@@ -105,7 +105,7 @@ def test_disabled_cache_sends_current_block_uncached_and_keeps_no_window() -> No
 
 
 def test_segments_concatenate_to_the_cache_prefix_template() -> None:
-    from treeseek.search.prompts import RenderedEntry, render_block, render_cache_prefix
+    from treeseek.search.tree.prompts import RenderedEntry, render_block, render_cache_prefix
 
     blocks = [
         [RenderedEntry("n1", "src", "directory"), RenderedEntry("n2", "README.md", "file")],

@@ -14,20 +14,20 @@ import pytest
 from scripting import candidate_paths, scripted
 
 import treeseek
-from treeseek.code.index_hook import CodeIndexHook
 from treeseek.database import Database
+from treeseek.index.code_hook import CodeIndexHook
 from treeseek.llm.lexical import LexicalNavigator
+from treeseek.rank.paths import BM25PathScorer
 from treeseek.search.base import QueryOptions, Result, SearchContext
-from treeseek.search.content_rank import (
+from treeseek.search.flat.content_rank import (
     ContentPathScorer,
     FirstAnswer,
     FlatContent,
     aggregate_dirs,
 )
-from treeseek.search.order import constrained_path_order
-from treeseek.search.pathrank import BM25PathScorer
-from treeseek.search.prompts import render_beam_prompt, render_block_message
 from treeseek.search.strategy import run_query
+from treeseek.search.tree.order import constrained_path_order
+from treeseek.search.tree.prompts import render_beam_prompt, render_block_message
 
 FILES = {
     "shop/net/transport.py": (

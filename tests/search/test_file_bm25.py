@@ -14,18 +14,18 @@ import numpy as np
 import pytest
 
 import treeseek
-from treeseek.code.index_hook import CodeIndexHook
 from treeseek.code.parse import index_file
-from treeseek.code.tokenize import code_tokens
 from treeseek.database import Database
+from treeseek.index.code_hook import CodeIndexHook
 from treeseek.llm.lexical import LexicalNavigator
 from treeseek.search.base import QueryOptions, SearchContext
-from treeseek.search.file_bm25 import FileBM25Index
-from treeseek.search.flat import FlatConfig, FlatRetriever
+from treeseek.search.flat.file_bm25 import FileBM25Index
+from treeseek.search.flat.flat import FlatConfig, FlatRetriever
 from treeseek.store.code_base import FileTerms
 from treeseek.store.code_sqlite import code_store_for, prepare_code
 from treeseek.store.migrations import MIGRATIONS
 from treeseek.store.sqlite import SQLiteStore
+from treeseek.text.tokens import code_tokens
 
 FILES = {
     "app/orders.py": (

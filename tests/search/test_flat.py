@@ -11,12 +11,12 @@ import pytest
 
 import treeseek
 from treeseek.code.conventions import is_test_path
-from treeseek.code.index_hook import CodeIndexHook
 from treeseek.database import Database
 from treeseek.embed.base import Embedder
+from treeseek.index.code_hook import CodeIndexHook
 from treeseek.llm.lexical import LexicalNavigator
 from treeseek.search.base import QueryOptions, SearchContext
-from treeseek.search.flat import FlatConfig, FlatRetriever
+from treeseek.search.flat.flat import FlatConfig, FlatRetriever
 
 FILES = {
     "shop/billing/invoice.py": (

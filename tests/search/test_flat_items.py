@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 import treeseek
-from treeseek.code.index_hook import CodeIndexHook
 from treeseek.errors import ConfigError
+from treeseek.index.code_hook import CodeIndexHook
 from treeseek.llm.lexical import LexicalNavigator
 from treeseek.search.base import SearchContext
-from treeseek.search.flat import FlatConfig
-from treeseek.search.items import retrieve_items
+from treeseek.search.flat.flat import FlatConfig
+from treeseek.search.flat.items import retrieve_items
 
 APP = """from fastapi import FastAPI
 

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 import treeseek
-from treeseek.code.index_hook import CodeIndexHook
-from treeseek.code.tree_graph import TreeGraphCache
 from treeseek.database import Database
+from treeseek.index.code_hook import CodeIndexHook
 from treeseek.llm.lexical import LexicalNavigator
 from treeseek.search.base import QueryOptions, SearchContext
-from treeseek.search.flat import FlatRetriever
-from treeseek.search.graph_walk import GraphWalkRetriever, WalkConfig
+from treeseek.search.flat.flat import FlatRetriever
+from treeseek.search.graph.tree_graph import TreeGraphCache
+from treeseek.search.graph.walk import GraphWalkRetriever, WalkConfig
 from treeseek.search.strategy import run_query, strategies
 
 # ledger.py shares no word with the question: only the call/import from checkout.py reaches it

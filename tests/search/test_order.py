@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from hypothesis import given
 from hypothesis import strategies as st
 
-from treeseek.search.order import (
+from treeseek.rank.paths import BM25PathScorer
+from treeseek.search.tree.order import (
     constrained_path_order,
     flatten,
     unique_preserve_block_order,
 )
-from treeseek.search.pathrank import BM25PathScorer
 
 ids = st.sampled_from([f"i{n}" for n in range(12)])
 groups_st = st.lists(st.lists(ids, max_size=6), max_size=5)

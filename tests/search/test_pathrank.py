@@ -10,24 +10,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from treeseek.embed.hashing import HashingEmbedder
-from treeseek.search.pathrank import (
+from treeseek.rank.paths import (
     BM25PathScorer,
     PathCorpusStats,
     VectorPathScorer,
-    code_tokens,
     exact_mention_mask,
     field_tokens,
     path_fields,
-    query_terms,
 )
+from treeseek.text.tokens import query_terms, word_tokens
 
 
-def test_code_tokens_split_on_separators_and_camel_case() -> None:
-    assert code_tokens("django/db/models/query_utils.py") == [
+def test_word_tokens_split_on_separators_and_camel_case() -> None:
+    assert word_tokens("django/db/models/query_utils.py") == [
         "django", "db", "models", "query", "utils", "queryutils", "py",
     ]  # fmt: skip
-    assert code_tokens("HTTPServerError") == ["http", "server", "error", "httpservererror"]
-    assert code_tokens("my-lib.v2") == ["my", "lib", "v", "2", "v2"]
+    assert word_tokens("HTTPServerError") == ["http", "server", "error", "httpservererror"]
+    assert word_tokens("my-lib.v2") == ["my", "lib", "v", "2", "v2"]
 
 
 def test_query_terms_drop_stopwords_short_tokens_and_duplicates() -> None:

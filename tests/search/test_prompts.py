@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from treeseek.llm.base import Candidate
-from treeseek.search.prompts import (
+from treeseek.search.tree.prompts import (
     RenderedEntry,
     block_instructions,
     render_beam_prompt,

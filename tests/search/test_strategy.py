@@ -12,8 +12,8 @@ from treeseek.database import Database
 from treeseek.errors import ConfigError, RetrievalError
 from treeseek.search import strategy
 from treeseek.search.base import QueryOptions
-from treeseek.search.beam import BeamRetriever
 from treeseek.search.strategy import register, run_query, select_strategy
+from treeseek.search.tree.beam import BeamRetriever
 from treeseek.trees.model import TreeInfo, TreeSource
 
 TreeFactory = Callable[[Sequence[str]], TreeInfo]

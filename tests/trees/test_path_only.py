@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import treeseek
 from treeseek.errors import BuildError, PathError, StoreError
-from treeseek.indexing import PathListing
+from treeseek.index.run import PathListing
 from treeseek.store.base import NodeColumns, PathOnlyNodes
 from treeseek.store.sqlite import SQLiteStore
 from treeseek.trees.model import Node, TreeInfo, TreeSource, node_id_for_path

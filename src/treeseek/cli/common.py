@@ -30,7 +30,7 @@ from rich.markup import escape
 
 from treeseek.database import Database
 from treeseek.errors import TreeseekError
-from treeseek.indexing import IndexHook
+from treeseek.index.run import IndexHook
 
 #: diagnostics, progress and errors go to stderr; results to stdout
 err_console = Console(stderr=True, highlight=False)

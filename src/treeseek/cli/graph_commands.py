@@ -27,9 +27,9 @@ from treeseek.cli.common import (
     usage_error,
 )
 from treeseek.code.graph import EDGE_KINDS, CodeGraph
-from treeseek.code.tree_graph import tree_code_graph
 from treeseek.errors import NodeNotFound
-from treeseek.search.traverse import code_graph_policy, files_from_hits, traverse
+from treeseek.search.graph.traverse import code_graph_policy, files_from_hits, traverse
+from treeseek.search.graph.tree_graph import tree_code_graph
 from treeseek.store.code_sqlite import code_store_for
 
 RELATIONS = (

@@ -44,7 +44,7 @@ from treeseek.cli.common import (
 )
 from treeseek.database import Database
 from treeseek.errors import NodeNotFound
-from treeseek.indexing import DEFAULT_MAX_FILE_BYTES, IndexHook, IndexProgress, IndexReport
+from treeseek.index.run import DEFAULT_MAX_FILE_BYTES, IndexHook, IndexProgress, IndexReport
 from treeseek.trees.model import ContentStatus, Node, TreeInfo
 
 #: warnings printed after indexing (the rest are counted)
@@ -125,9 +125,9 @@ def _print_report(report: IndexReport) -> None:
 
 def _hooks_with_vectors(embedder_name: str) -> list[IndexHook]:
     """The default index hooks, with the code index hook embedding files by ``embedder_name``."""
-    from treeseek.code.index_hook import CodeIndexHook
     from treeseek.embed.neural import load_embedder
-    from treeseek.indexing import default_hooks
+    from treeseek.index.code_hook import CodeIndexHook
+    from treeseek.index.run import default_hooks
 
     embedder = load_embedder(embedder_name)
     others = [h for h in default_hooks() if not isinstance(h, CodeIndexHook)]

@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from treeseek.embed.base import Embedder
-from treeseek.search.pathrank import code_tokens
+from treeseek.text.tokens import word_tokens
 
 WORD_WEIGHT = 1.0
 NGRAM_WEIGHT = 0.35
@@ -60,7 +60,7 @@ class HashingEmbedder(Embedder):
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
             vec = out[row]
-            for tok in code_tokens(text):
+            for tok in word_tokens(text):
                 for idx, w in self._token_features(tok):
                     vec[idx] += w
             norm = float(np.linalg.norm(vec))

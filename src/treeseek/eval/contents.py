@@ -37,7 +37,7 @@ from treeseek.eval.universes import (
     layers_of,
     nearest_commit,
 )
-from treeseek.indexing import IndexHook, default_hooks
+from treeseek.index.run import IndexHook, default_hooks
 from treeseek.trees.git import GitTreeBuilder
 
 #: the name of the one tree in each per-commit database file

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from treeseek.database import Database
 from treeseek.errors import BuildError, ConfigError, TreeseekError
-from treeseek.indexing import IndexReport
+from treeseek.index.run import IndexReport
 from treeseek.trees.git import run_git
 from treeseek.trees.pathlist import PathListBuilder
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import time
 
 from treeseek.llm.base import Navigator, RankReply, RankRequest, Usage
-from treeseek.search.pathrank import BM25PathScorer, PathScorer
+from treeseek.rank.paths import BM25PathScorer, PathScorer
 
 DIRECTORY = "directory"
 

@@ -18,10 +18,10 @@ from dataclasses import replace
 from treeseek.embed.hashing import HashingEmbedder
 from treeseek.errors import ConfigError, RetrievalError
 from treeseek.llm.base import Navigator
+from treeseek.rank.paths import BM25PathScorer, PathScorer, VectorPathScorer
 from treeseek.search.base import QueryOptions, Result, Retriever, SearchContext
-from treeseek.search.beam import BeamRetriever
-from treeseek.search.block import BlockRetriever
-from treeseek.search.pathrank import BM25PathScorer, PathScorer, VectorPathScorer
+from treeseek.search.tree.beam import BeamRetriever
+from treeseek.search.tree.block import BlockRetriever
 from treeseek.store.base import Store
 from treeseek.trees.model import TreeInfo
 
@@ -30,7 +30,7 @@ AUTO_BEAM_MAX_NODES = 50
 #: the name under which the retriever of non-filesystem (document) trees registers
 DOCUMENT_STRATEGY = "document"
 #: modules that register further strategies when imported
-STRATEGY_MODULES: tuple[str, ...] = ("treeseek.search.flat", "treeseek.search.graph_walk")
+STRATEGY_MODULES: tuple[str, ...] = ("treeseek.search.flat.flat", "treeseek.search.graph.walk")
 #: what a caller who names no strategy and has no LLM gets, once registered (else ``auto``)
 NO_LLM_DEFAULT = "flat"
 #: path rankers for ConstrainedPathOrder (``--ranker``); ``flat`` reads file contents
@@ -77,7 +77,7 @@ def path_scorer(name: str | None) -> PathScorer | None:
     """The path-only ranker named by ``--ranker`` (``None``/``"none"``: no ranker).
 
     ``flat`` scores contents of one tree for one query; :func:`run_query` builds it with the
-    search context (:mod:`treeseek.search.aids`)."""
+    search context (:mod:`treeseek.search.aided`)."""
     if name is None or name == "none":
         return None
     if name == "bm25":
@@ -148,7 +148,7 @@ def run_query(
     options = replace(options, strategy=name)
     ctx = SearchContext(store=store, tree=tree_info, navigator=navigator)
     if name in TREE_SEARCH:
-        from treeseek.search.aids import build_aids, wants_content, with_navigator
+        from treeseek.search.aided import build_aids, wants_content, with_navigator
 
         if wants_content(options):
             ranker = None if options.ranker == "flat" else path_scorer(options.ranker)

@@ -71,7 +71,7 @@ class FileTerms:
     """The bag of words of one content's file document, for file-level BM25.
 
     The document is the concatenation of the content's chunk texts (each with its symbol's
-    name, cut at the chunk size cap), tokenized by :func:`treeseek.code.tokenize.code_tokens`.
+    name, cut at the chunk size cap), tokenized by :func:`treeseek.text.tokens.code_tokens`.
     Terms are integer ids of the database-wide vocabulary (:meth:`CodeStore.term_ids`).
     """
 

@@ -4,14 +4,14 @@ Layout (see :data:`CODE_SCHEMA_SQL`, applied as one migration):
 
 - ``code_files``: one row per parsed content (language, parse error, counts).
 - ``code_chunks`` + ``code_chunks_fts``: C0 chunk spans; the FTS row (same rowid) holds the
-  chunk's code-aware tokens (:func:`treeseek.code.tokenize.fts_document`). Chunk text is not
+  chunk's code-aware tokens (:func:`treeseek.text.tokens.fts_document`). Chunk text is not
   stored twice: it is sliced from the shared ``contents`` by line span when asked for.
 - ``code_symbols`` + ``code_symbols_fts``: the C1 catalog; the FTS row holds tokens of the
   qualified name, signature, decorators and docstring. ``code_symbols.name`` is indexed for
   the exact lookups of query understanding.
 - ``code_edges``, ``code_entrypoints``: C2 edges as found in one file, and C3 entrypoints.
 - ``code_terms`` + ``code_file_terms``: the bag of words of each content's file document
-  (its chunk token strings) for file-level BM25 (:mod:`treeseek.search.file_bm25`): a
+  (its chunk token strings) for file-level BM25 (:mod:`treeseek.search.flat.file_bm25`): a
   database-wide vocabulary (term -> integer id) and per content the token count and two
   blobs, the sorted uint32 term ids and their uint32 counts (``np.frombuffer``-loadable).
 - ``code_vectors``: float32 vectors per (content hash, model, kind), searched exactly with
@@ -44,9 +44,9 @@ from treeseek.code.model import (
     Symbol,
     SymbolKind,
 )
-from treeseek.code.tokenize import fts_document
 from treeseek.errors import StoreError
 from treeseek.store.code_base import ChunkHit, CodeFileInfo, FileTerms, PreparedCode, SymbolHit
+from treeseek.text.tokens import fts_document
 
 CODE_SCHEMA_SQL = """
 CREATE TABLE code_files (
@@ -215,7 +215,7 @@ def _symbol_document(symbol: Symbol) -> str:
 def document_term_counts(chunk_bodies: Sequence[str]) -> dict[str, int]:
     """Token counts of a file document given as its chunks' FTS token strings.
 
-    A token string is :func:`~treeseek.code.tokenize.code_tokens` of the chunk text joined
+    A token string is :func:`~treeseek.text.tokens.code_tokens` of the chunk text joined
     by spaces (tokens never contain one), so splitting it recovers exactly those tokens.
     """
     counts: Counter[str] = Counter()

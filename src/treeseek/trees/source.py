@@ -1,7 +1,7 @@
 """The builder seam: a source lists its entries; the indexer turns them into a stored tree.
 
 Builders (filesystem, path list, git commit, ...) only enumerate what exists. They do not hash,
-store or diff: :mod:`treeseek.indexing` does that once for every source, which is what makes
+store or diff: :mod:`treeseek.index.run` does that once for every source, which is what makes
 incremental re-indexing (and reuse across git commits) the same machinery everywhere.
 """
 

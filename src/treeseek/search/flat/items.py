@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from treeseek.code.conventions import is_test_path
-from treeseek.code.tokenize import code_tokens, unique_tokens
 from treeseek.search.base import SearchContext
-from treeseek.search.flat import FlatConfig, FlatRetriever
+from treeseek.search.flat.flat import FlatConfig, FlatRetriever
 from treeseek.store.code_sqlite import code_store_for
+from treeseek.text.tokens import code_tokens, unique_tokens
 
 LAYERS: tuple[str, ...] = (
     "C3_ENTRYPOINTS",

@@ -2,19 +2,19 @@
 
 Every signal ranks the tree's files on its own; the ``fused`` ranking combines the ranks by
 weighted reciprocal rank fusion (``w / (K + rank)``), adds the exact evidence of query
-understanding (:mod:`treeseek.code.query`) as a strong additive term, and multiplies test
-files by a penalty. The ``reference`` ranking reproduces the reference system's ordering
-instead: items sorted by (lexical rank, test penalty, layer priority C3 > C1 > C2 > C0, vector
-distance), files in order of their first item.
+understanding (:mod:`treeseek.search.flat.understanding`) as a strong additive term, and
+multiplies test files by a penalty. The ``reference`` ranking reproduces the reference
+system's ordering instead: items sorted by (lexical rank, test penalty, layer priority
+C3 > C1 > C2 > C0, vector distance), files in order of their first item.
 
 Signals (each can be switched off for ablations, see :class:`FlatConfig`):
 
 - ``files``: BM25 of whole files over the tree's primary files (dominant language, not tests)
-  with every query term (:class:`~treeseek.search.file_bm25.FileBM25Index`);
+  with every query term (:class:`~treeseek.search.flat.file_bm25.FileBM25Index`);
 - ``title``: the same with only the first line of a multi-line query (an issue's title);
 - ``chunks``: FTS5 BM25 of C0 chunks, a file scores its best chunk (+ a share of the next ones);
 - ``symbols``: FTS5 BM25 of C1 symbol documents (qualified name, signature, docstring);
-- ``paths``: fielded path BM25 (:class:`~treeseek.search.pathrank.BM25PathScorer`);
+- ``paths``: fielded path BM25 (:class:`~treeseek.rank.paths.BM25PathScorer`);
 - ``mentions``: paths, modules, stack frames and identifiers named exactly in the query;
 - ``vectors``: cosine similarity of the query and each file's embedded outline (optional).
 """
@@ -31,26 +31,26 @@ from typing import Any
 import numpy as np
 
 from treeseek.code.conventions import is_test_path
-from treeseek.code.index_hook import OUTLINE_KIND
 from treeseek.code.languages import language_for_path
-from treeseek.code.query import (
+from treeseek.embed.base import Embedder
+from treeseek.embed.neural import QueryEmbedder
+from treeseek.errors import RetrievalError
+from treeseek.index.code_hook import OUTLINE_KIND
+from treeseek.llm.base import Usage
+from treeseek.rank.paths import BM25PathScorer, PathCorpusStats
+from treeseek.search.base import FileHit, QueryOptions, Result, Retriever, SearchContext
+from treeseek.search.flat.file_bm25 import FileBM25Index
+from treeseek.search.flat.understanding import (
     MentionMatch,
     MentionResolver,
     TreeNames,
     extract_mentions,
     files_by_evidence,
 )
-from treeseek.code.tokenize import code_tokens, unique_tokens
-from treeseek.embed.base import Embedder
-from treeseek.embed.neural import QueryEmbedder
-from treeseek.errors import RetrievalError
-from treeseek.llm.base import Usage
-from treeseek.search.base import FileHit, QueryOptions, Result, Retriever, SearchContext
-from treeseek.search.file_bm25 import FileBM25Index
-from treeseek.search.pathrank import QUERY_STOPWORDS, BM25PathScorer, PathCorpusStats
 from treeseek.search.trace import Trace
 from treeseek.store.code_base import ChunkHit, CodeStore
 from treeseek.store.code_sqlite import code_store_for
+from treeseek.text.tokens import QUERY_STOPWORDS, code_tokens, unique_tokens
 from treeseek.trees.model import Node
 
 #: above this many files, path BM25 scores only the files other signals found
@@ -96,7 +96,7 @@ class FlatConfig:
     w_symbols: float = 0.6
     w_paths: float = 1.0
     w_vectors: float = 0.8
-    w_mentions: float = 0.02  # per unit of exact evidence (see treeseek.code.query weights)
+    w_mentions: float = 0.02  # per unit of exact evidence (understanding.py weights)
     # lexical
     #: the query's most important terms that go to FTS. An issue has hundreds of terms and
     #: FTS5 scores every chunk any OR'ed term matches; on all 197 dev instances 24 terms beat

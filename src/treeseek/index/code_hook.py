@@ -1,6 +1,6 @@
 """The index hook that keeps the code layers (and optional vectors) in step with a tree.
 
-It runs inside the tree's write transaction (:class:`treeseek.indexing.IndexHook`). Layers are
+It runs inside the tree's write transaction (:class:`treeseek.index.run.IndexHook`). Layers are
 keyed by content hash, so the hook parses only contents the database has never parsed: a new
 commit of a repository already indexed at a nearby commit costs only its changed files. Rows of
 removed files need no work here; they go when the store drops the content nobody uses.
@@ -24,7 +24,7 @@ from treeseek.code.conventions import is_test_path
 from treeseek.code.model import Symbol, SymbolKind
 from treeseek.code.parse import index_file
 from treeseek.embed.base import Embedder
-from treeseek.indexing import ChangedFile
+from treeseek.index.run import ChangedFile
 from treeseek.store.base import TreeWriter
 from treeseek.store.code_base import CodeWriter, PreparedCode
 from treeseek.store.code_sqlite import (

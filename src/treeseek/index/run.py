@@ -60,7 +60,7 @@ BINARY_SNIFF_BYTES = 8192
 
 #: index hooks every Database runs unless told otherwise: "module:callable" factories that
 #: return an IndexHook (imported lazily, like cli.app.COMMAND_MODULES)
-DEFAULT_HOOK_FACTORIES: tuple[str, ...] = ("treeseek.code.index_hook:default_code_hook",)
+DEFAULT_HOOK_FACTORIES: tuple[str, ...] = ("treeseek.index.code_hook:default_code_hook",)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """The ``traverse`` strategy: flat retrieval, then a code-graph walk from its top files.
 
-The flat retriever (:mod:`treeseek.search.flat`, used through its public ``rank``) ranks the
-tree's files. Its top ``seed_files`` become the seeds of a :func:`~treeseek.search.traverse.
+The flat retriever (:mod:`treeseek.search.flat.flat`, used through its public ``rank``) ranks the
+tree's files. Its top ``seed_files`` become the seeds of a :func:`~treeseek.search.graph.traverse.
 traverse` walk under the code-graph policy: each seed file, plus the symbols its evidence names
 (exact mentions, stack frames, matching symbols, the best chunk's symbol), scored by the file's
 flat score. The walk follows imports, calls, inherits and containment in both directions, up
@@ -12,7 +12,7 @@ head of the answer (the walk adds files, it never demotes flat's best). Below th
 walk reaches gets ``walk_weight`` times the best walk score of its nodes, in units of the top
 flat score (times flat's test penalty for a test file), *added* to its own flat score (zero
 when it is not among flat's top k). A walk score is the seed's normalized score decayed per
-edge (see :class:`~treeseek.search.traverse.CodeGraphPolicy`), so a walked file enters below
+edge (see :class:`~treeseek.search.graph.traverse.CodeGraphPolicy`), so a walked file enters below
 the seed that reached it, and a file both found lexically and connected to the seeds rises.
 Walked files carry their provenance in ``evidence["walk"]``.
 
@@ -31,14 +31,14 @@ from typing import Any
 from treeseek.code.conventions import is_test_path
 from treeseek.code.graph import CONTAINS
 from treeseek.code.model import EdgeType
-from treeseek.code.tree_graph import TreeGraphCache
 from treeseek.llm.base import Usage
 from treeseek.search.base import FileHit, QueryOptions, Result, Retriever, SearchContext
-from treeseek.search.flat import FlatRetriever
+from treeseek.search.flat.flat import FlatRetriever
+from treeseek.search.graph.traverse import SearchHit, code_graph_policy, traverse
+from treeseek.search.graph.tree_graph import TreeGraphCache
 from treeseek.search.results import file_hits
 from treeseek.search.trace import Trace
-from treeseek.search.traverse import SearchHit, code_graph_policy, traverse
-from treeseek.search.treeview import TreeView
+from treeseek.search.tree.treeview import TreeView
 from treeseek.store.code_sqlite import code_store_for
 from treeseek.trees.model import node_id_for_path
 

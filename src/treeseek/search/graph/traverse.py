@@ -31,8 +31,8 @@ from typing import Any
 
 from treeseek.code.graph import CONTAINS, CodeGraph
 from treeseek.code.model import EdgeType, split_symbol_id
-from treeseek.code.tokenize import code_tokens
 from treeseek.errors import ConfigError
+from treeseek.text.tokens import code_tokens
 
 DFLT_MAX_DEPTH = 2
 DFLT_NODE_BUDGET = 64

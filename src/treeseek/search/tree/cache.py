@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from treeseek.llm.base import Segment
-from treeseek.search.blocks import Block
-from treeseek.search.prompts import block_instructions, tree_header
+from treeseek.search.tree.blocks import Block
+from treeseek.search.tree.prompts import block_instructions, tree_header
 
 
 @dataclass(frozen=True, slots=True)

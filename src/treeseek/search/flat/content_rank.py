@@ -1,7 +1,7 @@
 """Content-aware path scores: the flat retriever's per-file scores, lifted to directories.
 
-Path-only rankers (:mod:`treeseek.search.pathrank`) see a candidate's path and nothing else.
-:class:`FlatContent` asks the flat retriever (:class:`~treeseek.search.flat.FlatRetriever`:
+Path-only rankers (:mod:`treeseek.rank.paths`) see a candidate's path and nothing else.
+:class:`FlatContent` asks the flat retriever (:class:`~treeseek.search.flat.flat.FlatRetriever`:
 chunk/symbol/path BM25 and exact query mentions, fused) to rank *every* file of the tree for a
 query, once, and keeps the result for all later rounds and calls:
 
@@ -11,7 +11,7 @@ query, once, and keeps the result for all later rounds and calls:
   otherwise let a large directory outscore a small one holding the best file: with reciprocal
   rank fusion every file that shares a single term with the query gets a small positive score.
 
-:class:`ContentPathScorer` turns that into a :class:`~treeseek.search.pathrank.PathScorer`
+:class:`ContentPathScorer` turns that into a :class:`~treeseek.rank.paths.PathScorer`
 (``--ranker flat``). It declines when the tree has no content index (a path-only tree, or one
 indexed without the code hook) or when no candidate scores. :class:`FirstAnswer` chains
 scorers: the first that does not decline answers (content first, path BM25 when it declines).
@@ -25,9 +25,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from treeseek.errors import RetrievalError
+from treeseek.rank.paths import PathScorer
 from treeseek.search.base import SearchContext
-from treeseek.search.flat import FlatRetriever
-from treeseek.search.pathrank import PathScorer
+from treeseek.search.flat.flat import FlatRetriever
 from treeseek.store.code_sqlite import code_store_for
 
 #: a directory's score: its best file plus this share of the sum over its files among the top

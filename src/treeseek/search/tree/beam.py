@@ -15,12 +15,12 @@ from collections.abc import Sequence
 from treeseek.llm.base import Candidate, RankRequest
 from treeseek.llm.tokens import count_tokens
 from treeseek.search.base import QueryOptions, Result, Retriever, SearchContext
-from treeseek.search.blocks import unique
-from treeseek.search.prompts import render_beam_prompt
-from treeseek.search.rankcall import call_rank
 from treeseek.search.results import finish
 from treeseek.search.trace import BlockTrace, RoundTrace, Trace
-from treeseek.search.treeview import TreeView
+from treeseek.search.tree.blocks import unique
+from treeseek.search.tree.prompts import render_beam_prompt
+from treeseek.search.tree.rankcall import call_rank
+from treeseek.search.tree.treeview import TreeView
 from treeseek.trees.model import Node, TreeSource
 
 DEFAULT_BEAM_WIDTH = 3

@@ -3,14 +3,15 @@
 ``run_query`` builds :class:`SearchAids` for Beam and Block from the options:
 
 - ``ranker="flat"``: ConstrainedPathOrder interleaves the blocks' lists by the flat retriever's
-  scores (:class:`~treeseek.search.content_rank.ContentPathScorer`) instead of path BM25.
+  scores (:class:`~treeseek.search.flat.content_rank.ContentPathScorer`) instead of path BM25.
 - ``hints=N``: the flat retriever's ``N`` best files. An LLM reads them as a short list in the
   dynamic message of every rank call (never in the cached segments). The lexical navigator
   cannot read text, so it gets the same evidence as numbers instead: it is rebuilt with a
   content-aware scorer (flat scores first, path BM25 when they decline).
 
-The flat scores are computed once per query (:class:`~treeseek.search.content_rank.FlatContent`)
-and shared by all three. :attr:`SearchAids.params` says in the trace what answered.
+The flat scores are computed once per query
+(:class:`~treeseek.search.flat.content_rank.FlatContent`) and shared by all three.
+:attr:`SearchAids.params` says in the trace what answered.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ from typing import Any
 
 from treeseek.llm.base import Navigator
 from treeseek.llm.lexical import LexicalNavigator
+from treeseek.rank.paths import BM25PathScorer, PathScorer
 from treeseek.search.base import QueryOptions, SearchContext
-from treeseek.search.content_rank import ContentPathScorer, FirstAnswer, FlatContent
-from treeseek.search.pathrank import BM25PathScorer, PathScorer
+from treeseek.search.flat.content_rank import ContentPathScorer, FirstAnswer, FlatContent
 
 #: the name of the content-aware path ranker (``--ranker flat``)
 CONTENT_RANKER = "flat"

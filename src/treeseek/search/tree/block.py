@@ -20,9 +20,12 @@ from dataclasses import dataclass
 
 from treeseek.llm.base import RankRequest
 from treeseek.llm.tokens import count_tokens
+from treeseek.rank.paths import PathScorer
 from treeseek.search.base import QueryOptions, Result, Retriever, SearchContext
-from treeseek.search.beam import tree_root_for
-from treeseek.search.blocks import (
+from treeseek.search.results import finish
+from treeseek.search.trace import BlockTrace, RoundTrace, Trace
+from treeseek.search.tree.beam import tree_root_for
+from treeseek.search.tree.blocks import (
     Block,
     BlockPacker,
     TokenCounter,
@@ -32,19 +35,16 @@ from treeseek.search.blocks import (
     top_visible_nodes,
     unique,
 )
-from treeseek.search.cache import BlockCache, CacheWindow
-from treeseek.search.order import (
+from treeseek.search.tree.cache import BlockCache, CacheWindow
+from treeseek.search.tree.order import (
     Ordered,
     constrained_path_order,
     flatten,
     unique_preserve_block_order,
 )
-from treeseek.search.pathrank import PathScorer
-from treeseek.search.prompts import block_instructions, render_block_message, tree_header
-from treeseek.search.rankcall import RankOutcome, call_rank
-from treeseek.search.results import finish
-from treeseek.search.trace import BlockTrace, RoundTrace, Trace
-from treeseek.search.treeview import TreeView
+from treeseek.search.tree.prompts import block_instructions, render_block_message, tree_header
+from treeseek.search.tree.rankcall import RankOutcome, call_rank
+from treeseek.search.tree.treeview import TreeView
 from treeseek.trees.model import Node
 
 #: parallel block calls per round (adapters also enforce their own shared concurrency limit)

@@ -35,70 +35,13 @@ import numpy as np
 import numpy.typing as npt
 
 from treeseek.embed.base import Embedder
+from treeseek.text.tokens import query_terms, word_tokens
 
 BASENAME_WEIGHT = 3.0
 PARENT_WEIGHT = 1.5
 PATH_WEIGHT = 1.0
 
-_CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-_WORD = re.compile(r"\w+")
 _PATH_MENTION = re.compile(r"[\w./\\-]+")
-
-#: English function words and issue-tracker filler that carry no path evidence.
-_STOPWORD_TEXT = """
-    a about above after again against all am an and any are as at be because been before being
-    below between both but by can could did do does doing down during each few for from further
-    had has have having he her here hers herself him himself his how i if in into is it its itself
-    just me more most my myself no nor not now of off on once only or other our ours ourselves out
-    over own same she should so some such than that the their theirs them themselves then there
-    these they this those through to too under until up very was we were what when where which
-    while who whom why will with would you your yours yourself yourselves also get got via etc
-    e g ie eg use used using want wants would like should shall may might must cannot cant dont
-    doesnt isnt wasnt arent im ive thats its lets let one two new
-"""
-QUERY_STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
-
-#: File-extension tokens: a query mentioning ``query.py`` says nothing about every other ``.py``
-#: file (the exact-path boost covers a full mention). Dropped from query terms only.
-_EXTENSION_TEXT = """
-    py pyi pyx pxd c h cc cpp hpp cxx js jsx ts tsx mjs cjs java kt go rs rb php cs swift m mm
-    scala sh bash zsh txt md rst html htm css scss json yml yaml toml cfg ini xml csv lock in
-    tpl j2 jinja po mo
-"""
-EXTENSION_TOKENS: frozenset[str] = frozenset(_EXTENSION_TEXT.split())
-
-
-def code_tokens(text: str) -> list[str]:
-    """Code-aware tokens: split on ``/ . _ -`` and other non-word characters and on camelCase,
-    lowercased. A compound word (``QuerySet``, ``query_set``) also yields its joined form
-    (``queryset``) so it matches the other spelling.
-    """
-    out: list[str] = []
-    for word in _WORD.findall(text):
-        if word.isascii():
-            parts = [p.lower() for p in _CAMEL_PART.findall(word)]
-        else:
-            parts = [p.lower() for p in word.split("_") if p]
-        out.extend(parts)
-        if len(parts) > 1:
-            out.append("".join(parts))
-    return out
-
-
-def query_terms(query: str, *, drop_extensions: bool = True) -> list[str]:
-    """Distinct query terms in first-seen order; stopwords, file-extension tokens and
-    one-character tokens removed.
-
-    Terms are deduplicated: a long issue text repeating a word should not multiply its weight
-    against a path that can only mention it once or twice.
-    """
-    seen: dict[str, None] = {}
-    for tok in code_tokens(query):
-        if len(tok) <= 1 or tok in QUERY_STOPWORDS:
-            continue
-        if not drop_extensions or tok not in EXTENSION_TOKENS:
-            seen.setdefault(tok, None)
-    return list(seen)
 
 
 def path_fields(path: str) -> tuple[str, str, str]:
@@ -112,7 +55,7 @@ def path_fields(path: str) -> tuple[str, str, str]:
 def field_tokens(path: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     """Code tokens of the three fields of ``path`` (cached: paths recur across rounds)."""
     base, parent, full = path_fields(path)
-    return tuple(code_tokens(base)), tuple(code_tokens(parent)), tuple(code_tokens(full))
+    return tuple(word_tokens(base)), tuple(word_tokens(parent)), tuple(word_tokens(full))
 
 
 def mentioned_paths(query: str) -> frozenset[str]:
