@@ -9,7 +9,7 @@ import pytest
 
 import treeseek
 from treeseek.database import Database
-from treeseek.search.tree.treeview import TreeView
+from treeseek.search.treeview import TreeView
 from treeseek.trees.model import TreeInfo
 from treeseek.trees.pathlist import PathListBuilder
 

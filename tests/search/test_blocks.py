@@ -17,7 +17,7 @@ from treeseek.search.tree.blocks import (
     top_visible_nodes,
 )
 from treeseek.search.tree.prompts import render_entry
-from treeseek.search.tree.treeview import TreeView
+from treeseek.search.treeview import TreeView
 from treeseek.trees.model import Node, TreeInfo
 
 TreeFactory = Callable[[Sequence[str]], TreeInfo]

@@ -14,9 +14,15 @@ from hypothesis import strategies as st
 import treeseek
 from treeseek.errors import BuildError, PathError, StoreError
 from treeseek.index.run import PathListing
-from treeseek.store.base import NodeColumns, PathOnlyNodes
 from treeseek.store.sqlite import SQLiteStore
-from treeseek.trees.model import Node, TreeInfo, TreeSource, node_id_for_path
+from treeseek.trees.model import (
+    Node,
+    NodeColumns,
+    PathOnlyNodes,
+    TreeInfo,
+    TreeSource,
+    node_id_for_path,
+)
 from treeseek.trees.path_only import ListedPaths, build_path_only, node_ids_for_paths
 from treeseek.trees.pathlist import PathListBuilder, _all_clean, _needs_work
 from treeseek.trees.source import SourceEntry, SourceWarnings, TreeBuilder

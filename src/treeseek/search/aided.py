@@ -1,6 +1,7 @@
-"""What flat retrieval lends a tree search: a content-aware ranker, hints, a content navigator.
+"""Tree search aided by flat retrieval: a retriever that wraps Beam or Block.
 
-``run_query`` builds :class:`SearchAids` for Beam and Block from the options:
+:class:`AidedTreeSearch` has the retriever interface; per query it builds :class:`SearchAids`
+from the options and runs the wrapped tree search with them:
 
 - ``ranker="flat"``: ConstrainedPathOrder interleaves the blocks' lists by the flat retriever's
   scores (:class:`~treeseek.search.flat.content_rank.ContentPathScorer`) instead of path BM25.
@@ -16,14 +17,14 @@ The flat scores are computed once per query
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from treeseek.llm.base import Navigator
 from treeseek.llm.lexical import LexicalNavigator
 from treeseek.rank.paths import BM25PathScorer, PathScorer
-from treeseek.search.base import QueryOptions, SearchContext
+from treeseek.search.base import QueryOptions, Result, Retriever, SearchContext
 from treeseek.search.flat.content_rank import ContentPathScorer, FirstAnswer, FlatContent
 
 #: the name of the content-aware path ranker (``--ranker flat``)
@@ -89,4 +90,30 @@ def with_navigator(ctx: SearchContext, navigator: Navigator | None) -> SearchCon
     return SearchContext(store=ctx.store, tree=ctx.tree, navigator=navigator)
 
 
-__all__: Sequence[str] = ("SearchAids", "build_aids", "content_navigator", "wants_content")
+class AidedTreeSearch(Retriever):
+    """Beam or Block with flat retrieval's aids: ``make(aids)`` builds the tree search for one
+    query (a ranker, hints), and it runs under the aids' navigator when they replace it.
+    ``path_ranker``: the path-only ranker chosen for a ranker other than ``flat``."""
+
+    name = "aided"
+
+    def __init__(
+        self, make: Callable[[SearchAids], Retriever], *, path_ranker: PathScorer | None = None
+    ) -> None:
+        self.make = make
+        self.path_ranker = path_ranker
+
+    def retrieve(self, ctx: SearchContext, query: str, options: QueryOptions) -> Result:
+        aids = build_aids(ctx, query, options, self.path_ranker)
+        result = self.make(aids).retrieve(with_navigator(ctx, aids.navigator), query, options)
+        result.trace.params.update(aids.params)
+        return result
+
+
+__all__: Sequence[str] = (
+    "AidedTreeSearch",
+    "SearchAids",
+    "build_aids",
+    "content_navigator",
+    "wants_content",
+)

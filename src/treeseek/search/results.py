@@ -14,7 +14,7 @@ from treeseek.llm.base import Navigator, Usage
 from treeseek.llm.prices import estimate_cost
 from treeseek.search.base import FileHit, QueryOptions, Result
 from treeseek.search.trace import Trace
-from treeseek.search.tree.treeview import TreeView
+from treeseek.search.treeview import TreeView
 from treeseek.trees.model import ContentStatus
 
 

@@ -14,7 +14,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from treeseek.trees.model import Node, TreeInfo
+from treeseek.trees.model import Node, PathOnlyNodes, TreeInfo
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,35 +30,6 @@ class FileState:
     path: str
     signature: str
     content_hash: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class NodeColumns:
-    """Nodes of one type as parallel columns (row ``i`` is ``ids[i]``, ``paths[i]``, ...).
-
-    For bulk writes of trees with 100k+ nodes, where a :class:`Node` object per row costs
-    more than writing the row.
-    """
-
-    ids: list[str]
-    paths: list[str]
-    parent_ids: list[str | None]
-    depths: list[int]
-    orders: list[int]
-    child_counts: list[int]
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-
-@dataclass(frozen=True, slots=True)
-class PathOnlyNodes:
-    """Every node of a tree without contents (a path list): directories have
-    :attr:`ContentStatus.NONE`, files :attr:`ContentStatus.ABSENT`, no size, hash or signature.
-    """
-
-    dirs: NodeColumns
-    files: NodeColumns
 
 
 @runtime_checkable

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from treeseek.errors import NodeNotFound, SchemaError, StoreError, TreeNotFound
-from treeseek.store.base import FileState, PathOnlyNodes
+from treeseek.store.base import FileState
 from treeseek.store.migrations import (
     MIGRATIONS,
     NODE_INDEXES,
@@ -39,7 +39,15 @@ from treeseek.store.migrations import (
     split_statements,
     tree_tables,
 )
-from treeseek.trees.model import ROOT_PATH, ContentStatus, Node, NodeType, TreeInfo, TreeSource
+from treeseek.trees.model import (
+    ROOT_PATH,
+    ContentStatus,
+    Node,
+    NodeType,
+    PathOnlyNodes,
+    TreeInfo,
+    TreeSource,
+)
 
 #: how many values go into one ``IN (...)`` list (SQLite's default limit is 32766; stay small)
 CHUNK = 500

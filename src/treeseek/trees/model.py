@@ -132,3 +132,42 @@ class TreeInfo:
     built_at: datetime
     updated_at: datetime
     root_id: str = node_id_for_path(ROOT_PATH)
+
+
+def is_clean_path(path: str) -> bool:
+    """Whether ``path`` is a clean repo-relative POSIX path: not empty, no leading or trailing
+    ``/``, no empty, ``.`` or ``..`` parts, no NUL. (Plain ``str`` tests: a regex costs 10x.)"""
+    if not path or path[0] == "/" or path[-1] == "/" or "//" in path or "\x00" in path:
+        return False
+    if path[0] == "." or "/." in path:
+        return not any(part in (".", "..") for part in path.split("/"))
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class NodeColumns:
+    """Nodes of one type as parallel columns (row ``i`` is ``ids[i]``, ``paths[i]``, ...).
+
+    For bulk writes of trees with 100k+ nodes, where a :class:`Node` object per row costs
+    more than writing the row.
+    """
+
+    ids: list[str]
+    paths: list[str]
+    parent_ids: list[str | None]
+    depths: list[int]
+    orders: list[int]
+    child_counts: list[int]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+@dataclass(frozen=True, slots=True)
+class PathOnlyNodes:
+    """Every node of a tree without contents (a path list): directories have
+    :attr:`ContentStatus.NONE`, files :attr:`ContentStatus.ABSENT`, no size, hash or signature.
+    """
+
+    dirs: NodeColumns
+    files: NodeColumns

@@ -19,8 +19,7 @@ from itertools import repeat
 import numpy as np
 
 from treeseek.errors import BuildError
-from treeseek.store.base import NodeColumns, PathOnlyNodes
-from treeseek.trees.model import _B32_PAIRS, ROOT_PATH
+from treeseek.trees.model import _B32_PAIRS, ROOT_PATH, NodeColumns, PathOnlyNodes
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import IO
 
 from treeseek.errors import BuildError, PathError
-from treeseek.index.run import is_clean_path
-from treeseek.trees.model import NodeType, TreeSource
+from treeseek.trees.model import NodeType, TreeSource, is_clean_path
 from treeseek.trees.path_only import ListedPaths
 from treeseek.trees.source import SourceEntry, SourceWarnings, TreeBuilder
 
@@ -74,7 +73,7 @@ def _all_clean(paths: list[str]) -> bool:
 
 def _needs_work(path: str) -> bool:
     """Whether a listed path must be normalized or rejected (rare): backslashes, a drive
-    letter, or anything :func:`~treeseek.index.run.is_clean_path` refuses."""
+    letter, or anything :func:`~treeseek.trees.model.is_clean_path` refuses."""
     return "\\" in path or (len(path) > 2 and path[1] == ":") or not is_clean_path(path)
 
 

@@ -625,27 +625,3 @@ def flat_mode(retriever: FlatRetriever) -> str:
 
 
 __all__: Sequence[str] = ("FlatConfig", "FlatRetriever", "flat_mode")
-
-
-def _register() -> None:
-    from treeseek.search.strategy import register
-
-    # one retriever per embedder for the process, so its per-tree cache (and its loaded model)
-    # serves every query of a tree
-    shared: dict[str | None, FlatRetriever] = {}
-
-    def factory(options: QueryOptions) -> FlatRetriever:
-        retriever = shared.get(options.vectors)
-        if retriever is None:
-            embedder = None
-            if options.vectors is not None:
-                from treeseek.embed.neural import load_embedder
-
-                embedder = load_embedder(options.vectors)
-            retriever = shared[options.vectors] = FlatRetriever(embedder=embedder)
-        return retriever
-
-    register("flat", factory)
-
-
-_register()

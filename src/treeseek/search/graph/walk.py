@@ -38,7 +38,7 @@ from treeseek.search.graph.traverse import SearchHit, code_graph_policy, travers
 from treeseek.search.graph.tree_graph import TreeGraphCache
 from treeseek.search.results import file_hits
 from treeseek.search.trace import Trace
-from treeseek.search.tree.treeview import TreeView
+from treeseek.search.treeview import TreeView
 from treeseek.store.code_sqlite import code_store_for
 from treeseek.trees.model import node_id_for_path
 
@@ -296,14 +296,3 @@ class GraphWalkRetriever(Retriever):
 
 def _prior(path: str, test_penalty: float) -> float:
     return test_penalty if is_test_path(path) else 1.0
-
-
-def _register() -> None:
-    from treeseek.search.strategy import register
-
-    register("traverse", lambda options: GraphWalkRetriever())
-    # the eval contest's second setting: walked files may enter between the seeds, by score
-    register("traverse-between", lambda options: GraphWalkRetriever(WalkConfig(protect_head=0)))
-
-
-_register()

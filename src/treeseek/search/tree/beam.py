@@ -20,7 +20,7 @@ from treeseek.search.trace import BlockTrace, RoundTrace, Trace
 from treeseek.search.tree.blocks import unique
 from treeseek.search.tree.prompts import render_beam_prompt
 from treeseek.search.tree.rankcall import call_rank
-from treeseek.search.tree.treeview import TreeView
+from treeseek.search.treeview import TreeView
 from treeseek.trees.model import Node, TreeSource
 
 DEFAULT_BEAM_WIDTH = 3

@@ -44,7 +44,7 @@ from treeseek.search.tree.order import (
 )
 from treeseek.search.tree.prompts import block_instructions, render_block_message, tree_header
 from treeseek.search.tree.rankcall import RankOutcome, call_rank
-from treeseek.search.tree.treeview import TreeView
+from treeseek.search.treeview import TreeView
 from treeseek.trees.model import Node
 
 #: parallel block calls per round (adapters also enforce their own shared concurrency limit)

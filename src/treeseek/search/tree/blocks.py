@@ -19,7 +19,7 @@ from functools import lru_cache
 
 from treeseek.llm.base import Candidate
 from treeseek.search.tree.prompts import RenderedEntry, render_block, render_entry
-from treeseek.search.tree.treeview import TreeView
+from treeseek.search.treeview import TreeView
 from treeseek.trees.model import Node
 
 TokenCounter = Callable[[str], int]
