@@ -67,7 +67,7 @@ def retrieve_items(
         from treeseek.errors import ConfigError
 
         raise ConfigError(f"unknown layer(s) {unknown}; choose from {', '.join(LAYERS)}")
-    hits, _ = FlatRetriever(config).rank(ctx, query, files)
+    hits = FlatRetriever(config).rank(ctx, query, files).hits
     code = code_store_for(ctx.store)
     terms = set(unique_tokens([query]))
     exact = {i.lower() for i in code_tokens(query) if "_" in i} | {
