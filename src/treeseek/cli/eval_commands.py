@@ -88,7 +88,14 @@ def run_command(
             help="OWNER/NAME=GIT_DIR (repeat): search trees with contents from bare mirrors."
         ),
     ] = None,
-    strategy: Annotated[str, typer.Option(help="auto | beam | block | flat | ...")] = "auto",
+    strategy: Annotated[
+        str | None,
+        typer.Option(
+            help="auto | beam | block | flat | ... Default: as `treeseek query`, flat with the"
+            " lexical navigator (no LLM), auto with an LLM.",
+            show_default=False,
+        ),
+    ] = None,
     llm: Annotated[
         str, typer.Option(help="Navigator spec, e.g. lexical or anthropic:MODEL.")
     ] = "lexical",
@@ -159,7 +166,7 @@ def run_command(
         settings = RunSettings(
             dataset=str(dataset.resolve()),
             universe=universe.kind.value,
-            strategy=strategy,
+            strategy=strategy or "",  # "": the query default for this navigator
             llm=llm,
             ranker=ranker_name,
             hints=hints,
@@ -170,10 +177,12 @@ def run_command(
             seed=seed,
             limit=limit,
         )
-        out_dir = out or _default_out(dataset, settings.universe, strategy, llm, ranker_name)
+        out_dir = out or _default_out(
+            dataset, settings.universe, settings.strategy, llm, ranker_name
+        )
         db_path = db or out_dir.resolve().parent / "eval.db"
         console.print(
-            f"{len(instances)} instances, {settings.universe} trees, strategy {strategy},"
+            f"{len(instances)} instances, {settings.universe} trees, strategy {settings.strategy},"
             f" navigator {llm}, ranker {ranker_name or 'none'} -> {out_dir}"
         )
         with _progress(quiet) as progress:
