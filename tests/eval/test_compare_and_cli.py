@@ -88,11 +88,11 @@ def test_cli_rejects_bad_input_clearly(tmp_path: Path, tiny_bench: TinyBench) ->
     app = load_commands()
     both = ["eval", str(tiny_bench.dataset), "--trees", str(tiny_bench.trees), "--repo", "a/b=x"]
     result = runner.invoke(app, both)
-    assert result.exit_code == 2 and "not both" in result.output
+    assert result.exit_code == 1 and "not both" in result.output
     result = runner.invoke(app, ["eval", str(tiny_bench.dataset), "--repo", "nonsense"])
-    assert result.exit_code == 2 and "OWNER/NAME=GIT_DIR" in result.output
+    assert result.exit_code == 1 and "OWNER/NAME=GIT_DIR" in result.output
     result = runner.invoke(app, ["eval", str(tmp_path / "none.jsonl"), "--trees", "x.gz"])
-    assert result.exit_code == 2 and "does not exist" in result.output
+    assert result.exit_code == 1 and "does not exist" in result.output
 
 
 def test_eval_defaults_to_the_strategy_query_defaults_to(

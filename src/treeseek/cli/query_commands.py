@@ -21,7 +21,6 @@ from treeseek.cli.common import (
     DbOption,
     JsonOption,
     display_path,
-    handle_errors,
     open_database,
     out_console,
     print_json,
@@ -171,8 +170,7 @@ def query_command(
     from treeseek.llm.select import navigator_from_spec
     from treeseek.search.strategy import default_strategy, run_query
 
-    with handle_errors():
-        navigator = navigator_from_spec(llm)
+    navigator = navigator_from_spec(llm)
     options = QueryOptions(
         strategy=strategy or default_strategy(navigator),
         k=k,
@@ -184,7 +182,7 @@ def query_command(
         vectors=vectors,
         cache=not no_cache,
     )
-    with handle_errors(), open_database(db) as database:
+    with open_database(db) as database:
         result = run_query(database.store, database.tree(tree), question, options, navigator)
     if trace:
         print_trace(result)
