@@ -198,7 +198,8 @@ class Database(Closing):
 
         ``options`` are the fields of :class:`treeseek.search.base.QueryOptions` (``strategy``,
         ``k``, ...); ``navigator`` defaults to the configured one (no LLM: lexical). With no
-        ``strategy``, the default is the CLI's: ``flat`` without an LLM, ``auto`` with one.
+        ``strategy`` (or ``None``): ``flat`` without an LLM, ``auto`` with one. The CLI's
+        ``treeseek query`` calls this method.
         """
         from treeseek.llm.select import navigator_from_spec
         from treeseek.search.base import QueryOptions
@@ -212,8 +213,9 @@ class Database(Closing):
             )
         if navigator is None:
             navigator = navigator_from_spec(None)
-        # same default as the CLI: flat with no LLM, LLM tree search (auto) with one
-        options.setdefault("strategy", default_strategy(navigator))
+        # no strategy (or None): flat with no LLM, LLM tree search (auto) with one
+        if options.get("strategy") is None:
+            options["strategy"] = default_strategy(navigator)
         return run_query(self.store, self.tree(tree), question, QueryOptions(**options), navigator)
 
 

@@ -27,7 +27,7 @@ from treeseek.cli.common import (
 )
 from treeseek.cli.common import err_console as console
 from treeseek.llm.base import Usage
-from treeseek.search.base import QueryOptions, Result
+from treeseek.search.base import Result
 from treeseek.search.trace import RoundTrace, Trace
 
 
@@ -168,22 +168,23 @@ def query_command(
 ) -> None:
     """Find the files that answer QUESTION in TREE."""
     from treeseek.llm.select import navigator_from_spec
-    from treeseek.search.strategy import default_strategy, run_query
 
     navigator = navigator_from_spec(llm)
-    options = QueryOptions(
-        strategy=strategy or default_strategy(navigator),
-        k=k,
-        beam_width=beam_width,
-        block_tokens=block_tokens,
-        top_layer_tokens=top_layer_tokens,
-        ranker=None if ranker == "none" else ranker,
-        hints=hints,
-        vectors=vectors,
-        cache=not no_cache,
-    )
-    with open_database(db) as database:
-        result = run_query(database.store, database.tree(tree), question, options, navigator)
+    with open_database(db) as database:  # the Python API's query: same defaults, same checks
+        result = database.query(
+            tree,
+            question,
+            navigator=navigator,
+            strategy=strategy or None,  # None: flat without an LLM, auto with one
+            k=k,
+            beam_width=beam_width,
+            block_tokens=block_tokens,
+            top_layer_tokens=top_layer_tokens,
+            ranker=None if ranker == "none" else ranker,
+            hints=hints,
+            vectors=vectors,
+            cache=not no_cache,
+        )
     if trace:
         print_trace(result)
     if as_json:
