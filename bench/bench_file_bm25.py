@@ -27,7 +27,6 @@ from treeseek.eval.datasets import load_instances
 from treeseek.llm.lexical import LexicalNavigator
 from treeseek.search.base import SearchContext
 from treeseek.search.flat.flat import FlatRetriever, _Signals
-from treeseek.store.code_sqlite import code_store_for
 from treeseek.text.tokens import QUERY_STOPWORDS, code_tokens
 
 DATASET = Path("/work/shared/bench/swebench-verified-dev.jsonl")
@@ -50,7 +49,7 @@ def main() -> None:
         ctx = SearchContext(store=db.store, tree=db.tree(args.tree), navigator=LexicalNavigator())
         retriever = FlatRetriever()
         cfg = retriever.config
-        code = code_store_for(db.store)
+        code = db.store.code()
         files = retriever._tree_files(ctx)
         allowed: dict[str, list[str]] = defaultdict(list)
         for p, h in files.hash_by_path.items():

@@ -29,8 +29,8 @@ from treeseek.index.run import (
     default_hooks,
     index_tree,
 )
-from treeseek.store.base import Store
-from treeseek.store.sqlite import SQLiteStore
+from treeseek.search.caches import TreeCaches
+from treeseek.store import Store, open_store
 from treeseek.trees.model import ROOT_PATH, Node, TreeInfo
 from treeseek.trees.source import TreeBuilder
 
@@ -52,14 +52,20 @@ def normalize_query_path(path: str) -> str:
 
 
 class Database(Closing):
-    """A treeseek database: named trees, their nodes and contents."""
+    """A treeseek database: named trees, their nodes and contents.
+
+    ``caches`` holds what retrievers derive from its trees (file tables, BM25 indexes, code
+    graphs) across queries; it is this database's alone and is emptied by :meth:`close`.
+    """
 
     def __init__(self, store: Store, *, hooks: Sequence[IndexHook] | None = None) -> None:
         self.store = store
         self.hooks: list[IndexHook] = default_hooks() if hooks is None else list(hooks)
+        self.caches = TreeCaches()
 
     # -- lifecycle -----------------------------------------------------------------------
     def close(self) -> None:
+        self.caches.clear()
         self.store.close()
 
     # -- indexing ------------------------------------------------------------------------
@@ -120,11 +126,8 @@ class Database(Closing):
         """Indexing a directory that holds this database must not index the database."""
         from treeseek.trees.filesystem import FilesystemBuilder
 
-        db_path = getattr(self.store, "path", None)
-        if isinstance(builder, FilesystemBuilder) and isinstance(db_path, Path):
-            builder.skip_files(
-                [Path(f"{db_path}{suffix}") for suffix in ("", "-wal", "-shm", "-journal")]
-            )
+        if isinstance(builder, FilesystemBuilder):
+            builder.skip_files(self.store.local_files())
 
     def delete(self, name: str) -> None:
         """Remove a tree and the contents no other tree uses."""
@@ -216,7 +219,14 @@ class Database(Closing):
         # no strategy (or None): flat with no LLM, LLM tree search (auto) with one
         if options.get("strategy") is None:
             options["strategy"] = default_strategy(navigator)
-        return run_query(self.store, self.tree(tree), question, QueryOptions(**options), navigator)
+        return run_query(
+            self.store,
+            self.tree(tree),
+            question,
+            QueryOptions(**options),
+            navigator,
+            caches=self.caches,
+        )
 
 
 def _default_name(source: str | Path | TreeBuilder | None, paths_from: str | Path | None) -> str:
@@ -239,4 +249,4 @@ def open(path: str | Path | None = None, *, hooks: Sequence[IndexHook] | None = 
     (:func:`treeseek.config.resolve_db_path`). ``hooks``: index hooks for derived layers
     (default: the registered ones, :data:`treeseek.index.run.DEFAULT_HOOK_FACTORIES`).
     """
-    return Database(SQLiteStore(resolve_db_path(path)), hooks=hooks)
+    return Database(open_store(resolve_db_path(path)), hooks=hooks)

@@ -104,7 +104,14 @@ class Answerer:
         started = time.perf_counter()
         try:
             db = self._database(job.db_path)
-            result = run_query(db.store, db.tree(job.tree), job.query, self.options, self.navigator)
+            result = run_query(
+                db.store,
+                db.tree(job.tree),
+                job.query,
+                self.options,
+                self.navigator,
+                caches=db.caches,
+            )
         except Exception as exc:  # an error is a scored miss, never a dropped query
             return Answer(
                 job.number,
