@@ -46,7 +46,9 @@ def main() -> None:
     queries = [i.query for i in load_instances(DATASET) if not args.repo or i.repo == args.repo]
     db = treeseek.open(args.db)
     try:
-        ctx = SearchContext(store=db.store, tree=db.tree(args.tree), navigator=LexicalNavigator())
+        ctx = SearchContext(
+            store=db.store, tree=db.tree(args.tree), navigator=LexicalNavigator(), caches=db.caches
+        )
         retriever = FlatRetriever()
         cfg = retriever.config
         code = db.store.code()
@@ -71,14 +73,14 @@ def main() -> None:
         counted = [Counter(t for t in code_tokens(q) if t not in QUERY_STOPWORDS) for q in queries]
         cold, warm, scoring, whole = [], [], [], []
         for qt in counted:
-            primary.term_ids.clear()
+            files.term_ids.clear()
             t0 = time.perf_counter()
-            retriever._file_signal(code, qt, files, cfg, _Signals(), allowed)
+            retriever._file_signal(code, qt, files, cfg, _Signals(), allowed, "files")
             cold.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
-            retriever._file_signal(code, qt, files, cfg, _Signals(), allowed)
+            retriever._file_signal(code, qt, files, cfg, _Signals(), allowed, "files")
             warm.append(time.perf_counter() - t0)
-            ids = {primary.term_ids[t]: n for t, n in qt.items() if primary.term_ids[t] >= 0}
+            ids = {files.term_ids[t]: n for t, n in qt.items() if files.term_ids[t] >= 0}
             t0 = time.perf_counter()
             index.score(ids)
             scoring.append(time.perf_counter() - t0)
