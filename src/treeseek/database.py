@@ -89,6 +89,7 @@ class Database(Closing):
         builder = self._builder(source, paths_from)
         self._skip_own_files(builder)
         tree_name = name or _default_name(source, paths_from)
+        self.caches.drop(tree_name)  # a new version: what was derived from the old one goes
         return index_tree(
             self.store,
             tree_name,
@@ -131,6 +132,7 @@ class Database(Closing):
 
     def delete(self, name: str) -> None:
         """Remove a tree and the contents no other tree uses."""
+        self.caches.drop(name)
         self.store.delete_tree(name)
 
     # -- reading -------------------------------------------------------------------------

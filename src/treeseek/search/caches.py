@@ -27,7 +27,7 @@ T = TypeVar("T")
 DEFAULT_TREES = 8
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)  # no slots: ``Slot[int](...)`` sets ``__orig_class__``
 class Slot(Generic[T]):
     """What is cached per tree: a name, and how many trees' entries are kept (least recently
     used first out). Declared once at module level by the code that builds the entries; it
@@ -71,6 +71,13 @@ class TreeCaches:
             entries = self._slots.get(slot.name)
             found = None if entries is None else entries.get(tree_key(tree))
             return None if found is None else cast(T, found)
+
+    def drop(self, name: str) -> None:
+        """Drop every entry of the tree named ``name`` (re-indexed or deleted)."""
+        with self._lock:
+            for entries in self._slots.values():
+                for key in [k for k in entries if k[0] == name]:
+                    del entries[key]
 
     def entries(self) -> int:
         """How many entries are cached (all slots)."""

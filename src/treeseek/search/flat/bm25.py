@@ -36,6 +36,15 @@ FTS5_MIN_IDF = 1e-6
 Idf = Literal["bm25", "fts5"]
 
 
+def stable_order(ids: npt.NDArray[np.uint32]) -> npt.NDArray[np.intp]:
+    """``np.argsort(ids, kind="stable")`` of 32-bit ids, as two 16-bit passes: numpy sorts
+    16-bit keys stably by radix sort, 32-bit ones by timsort (about twice as slow on the 1.5
+    million postings of a django tree's chunks)."""
+    low = np.argsort((ids & 0xFFFF).astype(np.uint16), kind="stable")
+    high = np.argsort((ids[low] >> 16).astype(np.uint16), kind="stable")
+    return low[high]
+
+
 class BM25Postings:
     """BM25 (``k1``, ``b``) over documents given as parallel arrays.
 
@@ -59,13 +68,16 @@ class BM25Postings:
         self.size = len(lengths)
         self.lengths: npt.NDArray[np.float64] = np.asarray(lengths, dtype=np.float64)
         doc_of = np.repeat(np.arange(self.size, dtype=np.int32), np.asarray(sizes, np.int64))
-        order = np.argsort(term_ids, kind="stable")
+        term_ids = np.asarray(term_ids, dtype=np.uint32)
+        order = stable_order(term_ids)
         sorted_ids = term_ids[order]
+        starts = np.flatnonzero(np.diff(sorted_ids)) + 1
+        if len(sorted_ids):
+            starts = np.concatenate(([0], starts))
         #: distinct term ids (ascending), their first posting and their document frequency
-        self.terms: npt.NDArray[np.uint32]
-        self.terms, starts, df = np.unique(sorted_ids, return_index=True, return_counts=True)
+        self.terms: npt.NDArray[np.uint32] = sorted_ids[starts]
         self.offsets: npt.NDArray[np.int64] = np.append(starts, len(sorted_ids)).astype(np.int64)
-        self.df: npt.NDArray[np.int64] = df.astype(np.int64)
+        self.df: npt.NDArray[np.int64] = np.diff(self.offsets)
         self.docs: npt.NDArray[np.int32] = doc_of[order]
         total = float(self.lengths.sum())
         self.avgdl = total / self.size if self.size and total > 0 else 1.0
