@@ -176,8 +176,8 @@ def _answers(db: Database, tree: str) -> list[Any]:
         ctx = SearchContext(
             store=db.store, tree=db.tree(tree), navigator=LexicalNavigator(), caches=db.caches
         )
-        hits, summary = FlatRetriever(ALL_SIGNALS).rank(ctx, question, 50)
-        out.append((summary["terms"], [(h.path, h.score, h.evidence) for h in hits]))
+        ranking = FlatRetriever(ALL_SIGNALS).rank(ctx, question, 50)
+        out.append((ranking.terms, [(h.path, h.score, h.evidence) for h in ranking.hits]))
     return out
 
 
@@ -203,7 +203,7 @@ def test_two_trees_in_one_database_rank_and_score_as_each_alone(tmp_path: Path) 
         }
         assert len(compat) == 1
     top = alone["requests"][0][1][0]
-    assert top[0] == "requests/sessions.py" and "chunk" in top[2]
+    assert top[0] == "requests/sessions.py" and top[2].chunk is not None
 
 
 def test_indexing_another_tree_later_changes_nothing(tmp_path: Path) -> None:
