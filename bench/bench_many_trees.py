@@ -3,6 +3,8 @@
     python bench/bench_many_trees.py                                   # requests, 50 commits
     python bench/bench_many_trees.py --mirror /work/.mirror/pallets+flask/repo --trees 50
     python bench/bench_many_trees.py --mirror A --mirror B             # commits of both
+    python bench/bench_many_trees.py --mirror /work/.mirror/apprent1c3+django/repo \
+        --repo django/django --queries /work/shared/bench/swebench-verified-dev.jsonl
 
 Builds two databases from bare git mirrors (``treeseek`` indexes a commit of a bare
 repository, :class:`~treeseek.trees.git.GitTreeBuilder`):
@@ -134,6 +136,13 @@ def main() -> None:
     ap.add_argument("--span", type=int, default=1000, help="first-parent commits to spread over")
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--queries", type=Path, help="dataset JSONL with repo/query fields")
+    ap.add_argument(
+        "--repo",
+        action="append",
+        help="the dataset's name of a mirror's repository (default: from the mirror's directory,"
+        " owner+name)",
+    )
+    ap.add_argument("--max-questions", type=int, default=0, help="0: all")
     ap.add_argument("--work", type=Path, help="where the databases go (default: a temp dir)")
     ap.add_argument("--reuse", action="store_true", help="query the databases in --work as built")
     args = ap.parse_args()
@@ -146,8 +155,10 @@ def main() -> None:
         (m, spread(first_parent_commits(m, args.span), n))
         for m, n in zip(mirrors, per_mirror, strict=True)
     ]
-    repos = {m.parent.name.replace("+", "/") for m in mirrors}
+    repos = set(args.repo or [m.parent.name.replace("+", "/") for m in mirrors])
     questions = load_questions(args.queries, repos)
+    if args.max_questions:
+        questions = questions[: args.max_questions]
     target = "target"
     one, many = work / "one.db", work / "many.db"
     if args.reuse:

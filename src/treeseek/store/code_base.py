@@ -155,6 +155,11 @@ class CodeStore(Protocol):
         """Symbols whose name or qualified name equals one of ``names`` exactly (score 0),
         restricted to contents in ``hashes``."""
 
+    def symbol_heads(self, hashes: Collection[str]) -> dict[str, list[SymbolHit]]:
+        """Each content's symbols as name hits (qualified name, name, kind, lines; score 0),
+        in symbol order, without signatures or docstrings: a tree's symbol catalog in one
+        read (contents without symbols are absent)."""
+
     def edges(self, content_hash: str) -> list[Edge]: ...
 
     def entrypoints(self, content_hash: str) -> list[Entrypoint]: ...

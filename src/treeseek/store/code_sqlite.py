@@ -63,6 +63,7 @@ ContentReader = Callable[[Sequence[str]], dict[str, bytes]]
 Connect = Callable[[], sqlite3.Connection]
 
 _CHUNK_TYPES: dict[str, ChunkType] = {t.value: t for t in ChunkType}
+_SYMBOL_KINDS: dict[str, SymbolKind] = {k.value: k for k in SymbolKind}
 
 
 def _json_obj(value: dict[str, Any]) -> str:
@@ -465,6 +466,21 @@ class SQLiteCodeStore:
             ):
                 out.setdefault(digest, []).append(
                     ChunkSpan(digest, idx, kinds[kind], start, end, symbol)
+                )
+        return out
+
+    def symbol_heads(self, hashes: Collection[str]) -> dict[str, list[SymbolHit]]:
+        out: dict[str, list[SymbolHit]] = {}
+        kinds = _SYMBOL_KINDS
+        conn = self._conn
+        for batch in batched(list(hashes)):
+            for digest, qname, name, kind, start, end in conn.execute(
+                "SELECT content_hash, qname, name, kind, start_line, end_line FROM code_symbols"
+                f" WHERE content_hash IN ({qmarks(len(batch))}) ORDER BY content_hash, ord",
+                batch,
+            ):
+                out.setdefault(digest, []).append(
+                    SymbolHit(digest, qname, name, kinds[kind], start, end, 0.0)
                 )
         return out
 

@@ -40,7 +40,6 @@ import numpy.typing as npt
 
 from treeseek.code.conventions import is_test_path
 from treeseek.code.languages import language_for_path
-from treeseek.code.model import Symbol
 from treeseek.embed.base import Embedder
 from treeseek.embed.neural import QueryEmbedder
 from treeseek.errors import RetrievalError
@@ -59,7 +58,7 @@ from treeseek.search.base import (
 )
 from treeseek.search.caches import Slot
 from treeseek.search.flat.file_bm25 import FileBM25Index
-from treeseek.search.flat.parts import PartIndex, RankedPart
+from treeseek.search.flat.parts import PartIndex, RankedPart, SymbolCatalog
 from treeseek.search.flat.understanding import (
     MentionMatch,
     MentionResolver,
@@ -147,8 +146,8 @@ class _TreeFiles:
     term_ids: dict[str, int] = field(default_factory=dict)
     #: chunk positions of contents whose best chunk was shown (evidence), by content
     chunk_spans: dict[str, list[ChunkSpan]] = field(default_factory=dict)
-    #: the symbols of the tree's contents with symbol documents (the symbols signal)
-    symbols: dict[str, list[Symbol]] = field(default_factory=dict)
+    #: the tree's symbols by name (exact mentions, the symbols signal's evidence)
+    catalog: SymbolCatalog | None = None
 
 
 #: the per-tree tables of the flat retriever, in the database's caches
@@ -278,12 +277,17 @@ class FlatRetriever(Retriever):
 
     @staticmethod
     def _symbol_index(code: CodeStore, files: _TreeFiles) -> PartIndex:
-        """BM25 over the tree's symbol documents (and their symbols), built on first use."""
+        """BM25 over the tree's symbol documents, built on first use."""
         if files.symbol_index is None:
-            index = PartIndex(code, SYMBOL_PARTS, set(files.hash_by_path.values()))
-            files.symbols = code.symbols_of(index.hashes)
-            files.symbol_index = index
+            files.symbol_index = PartIndex(code, SYMBOL_PARTS, set(files.hash_by_path.values()))
         return files.symbol_index
+
+    @staticmethod
+    def _catalog(code: CodeStore, files: _TreeFiles) -> SymbolCatalog:
+        """The tree's symbols by name, read on first use and kept with the tree's files."""
+        if files.catalog is None:
+            files.catalog = SymbolCatalog(code.symbol_heads(set(files.hash_by_path.values())))
+        return files.catalog
 
     def _doc_freqs(
         self, code: CodeStore, terms: list[str], files: _TreeFiles
@@ -477,19 +481,18 @@ class FlatRetriever(Retriever):
     ) -> None:
         chunks = self._chunk_index(code, files)
         scores = self._chunk_scores(code, terms, files, signals)
-        ranked = chunks.top(scores, chunks.contents_mask(allowed.keys()), cfg.chunk_limit)
-        best: dict[str, list[RankedPart]] = defaultdict(list)
-        for part in ranked:
-            for p in allowed.get(part.content_hash, ()):
-                if len(best[p]) < 2:
-                    best[p].append(part)
-        signals.ranks["chunks"] = _ranks(
-            {
-                p: hs[0].score + (cfg.second_chunk_share * hs[1].score if len(hs) > 1 else 0.0)
-                for p, hs in best.items()
-            }
+        # a file scores its best chunk plus a share of its second best, among the best
+        # ``chunk_limit`` chunks of the allowed files
+        best, seconds = chunks.best_two(
+            scores, chunks.contents_mask(allowed.keys()), cfg.chunk_limit
         )
-        signals.best_chunk = {p: hs[0] for p, hs in best.items()}
+        found: dict[str, float] = {}
+        for part, second in zip(best, seconds, strict=True):
+            score = part.score + cfg.second_chunk_share * second
+            for p in allowed.get(part.content_hash, ()):
+                found[p] = score
+                signals.best_chunk[p] = part
+        signals.ranks["chunks"] = _ranks(found)
 
     def _symbol_signal(
         self,
@@ -504,8 +507,9 @@ class FlatRetriever(Retriever):
         scores = index.score(self._query_weights(code, files, terms))
         ranked = index.top(scores, index.contents_mask(allowed.keys()), cfg.symbol_limit)
         found: dict[str, float] = {}
+        heads = self._catalog(code, files).heads
         for part in ranked:
-            symbols = files.symbols.get(part.content_hash, [])
+            symbols = heads.get(part.content_hash, [])
             if part.index >= len(symbols):
                 continue
             for p in allowed.get(part.content_hash, ()):
@@ -596,7 +600,7 @@ class FlatRetriever(Retriever):
             self._symbol_signal(code, terms, files, cfg, signals, allowed)
         matches: list[MentionMatch] = []
         if cfg.mentions:
-            resolver = MentionResolver(files.names, files.hash_by_path, code)
+            resolver = MentionResolver(files.names, files.hash_by_path, self._catalog(code, files))
             allowed_paths = set(paths)
             matches = [m for m in resolver.resolve(parsed.mentions) if m.path in allowed_paths]
             for m in matches:

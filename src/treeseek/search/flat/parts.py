@@ -10,14 +10,14 @@ database holds. Parts are ordered by content hash, then part index (ties keep th
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from treeseek.search.flat.bm25 import BM25Postings
-from treeseek.store.code_base import CodeStore, PartLayer
+from treeseek.store.code_base import CodeStore, PartLayer, SymbolHit
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,10 +85,10 @@ class PartIndex:
         ok = np.fromiter((h in keep for h in self.hashes), dtype=bool, count=len(self.hashes))
         return ok[self.doc_content]
 
-    def top(
+    def top_docs(
         self, scores: npt.NDArray[np.float64], mask: npt.NDArray[np.bool_], limit: int
-    ) -> list[RankedPart]:
-        """The ``limit`` best-scoring parts among ``mask``, best first (ties in document
+    ) -> npt.NDArray[np.intp]:
+        """The ``limit`` best-scoring documents among ``mask``, best first (ties in document
         order)."""
         hit = np.flatnonzero((scores > 0) & mask)
         if len(hit) > limit:
@@ -96,8 +96,32 @@ class PartIndex:
             # keeps document order)
             cut = np.partition(scores[hit], len(hit) - limit)[len(hit) - limit]
             hit = hit[scores[hit] >= cut]
-        ordered = hit[np.argsort(-scores[hit], kind="stable")][:limit]
-        return [self._ranked(int(d), scores) for d in ordered]
+        ordered: npt.NDArray[np.intp] = hit[np.argsort(-scores[hit], kind="stable")][:limit]
+        return ordered
+
+    def top(
+        self, scores: npt.NDArray[np.float64], mask: npt.NDArray[np.bool_], limit: int
+    ) -> list[RankedPart]:
+        """:meth:`top_docs` as ranked parts."""
+        return [self.ranked(int(d), scores) for d in self.top_docs(scores, mask, limit)]
+
+    def best_two(
+        self, scores: npt.NDArray[np.float64], mask: npt.NDArray[np.bool_], limit: int
+    ) -> tuple[list[RankedPart], list[float]]:
+        """Among the ``limit`` best documents of ``mask``: each content's best part (contents
+        in the order of their best part) and the score of its second best (0 without one)."""
+        order = self.top_docs(scores, mask, limit)
+        content = self.doc_content[order]
+        _, first = np.unique(content, return_index=True)
+        first.sort()  # contents in the order of their best part
+        rest = np.ones(len(order), dtype=bool)
+        rest[first] = False
+        later = np.flatnonzero(rest)
+        second = np.zeros(len(self.hashes), dtype=np.float64)
+        seconds, at = np.unique(content[later], return_index=True)
+        second[seconds] = scores[order[later[at]]]
+        best = [self.ranked(int(d), scores) for d in order[first]]
+        return best, second[content[first]].tolist()
 
     def best_of(
         self, scores: npt.NDArray[np.float64], contents: Collection[str]
@@ -114,13 +138,43 @@ class PartIndex:
                 continue
             d = lo + int(np.argmax(scores[lo:hi]))
             if scores[d] > 0:
-                out[h] = self._ranked(d, scores)
+                out[h] = self.ranked(d, scores)
         return out
 
-    def _ranked(self, doc: int, scores: npt.NDArray[np.float64]) -> RankedPart:
+    def ranked(self, doc: int, scores: npt.NDArray[np.float64]) -> RankedPart:
+        """Document ``doc`` as a ranked part."""
         return RankedPart(
             self.hashes[int(self.doc_content[doc])], int(self.doc_part[doc]), float(scores[doc])
         )
 
 
-__all__ = ("PartIndex", "RankedPart")
+class SymbolCatalog:
+    """One tree's symbols by name and by qualified name, read once (``symbol_heads``): exact
+    symbol lookups for query understanding in memory, whatever else the database holds
+    (the store's ``symbols_named`` reads every tree's symbols of a name, then filters)."""
+
+    def __init__(self, heads: Mapping[str, list[SymbolHit]]) -> None:
+        self.heads = heads
+        #: name / qualified name -> (position in the catalog, symbol)
+        self._names: dict[str, list[tuple[int, SymbolHit]]] = {}
+        position = 0
+        for digest in sorted(heads):
+            for hit in heads[digest]:
+                self._names.setdefault(hit.name, []).append((position, hit))
+                if hit.qname != hit.name:
+                    self._names.setdefault(hit.qname, []).append((position, hit))
+                position += 1
+
+    def symbols_named(self, names: Sequence[str], hashes: Collection[str]) -> list[SymbolHit]:
+        """Symbols whose name or qualified name is one of ``names`` (each symbol once), of
+        contents in ``hashes``, by content hash and symbol order."""
+        keep = hashes if isinstance(hashes, (set, frozenset)) else set(hashes)
+        found: dict[int, SymbolHit] = {}
+        for n in dict.fromkeys(names):
+            for position, hit in self._names.get(n, ()):
+                if hit.content_hash in keep:
+                    found[position] = hit
+        return [found[p] for p in sorted(found)]
+
+
+__all__ = ("PartIndex", "RankedPart", "SymbolCatalog")
