@@ -245,3 +245,15 @@ def test_migration_5_backfills_part_terms_like_a_fresh_index(tmp_path: Path, rep
                 got = again[digest]
                 for field in ("lengths", "sizes", "term_ids", "counts"):
                     assert np.array_equal(getattr(got, field), getattr(want, field)), field
+
+
+def test_symbol_heads_are_the_symbols_without_their_text(db: Database, repo: Path) -> None:
+    db.index(repo, name="demo")
+    code = db.store.code()
+    hashes = set(_hashes(db, "demo").values())
+    heads = code.symbol_heads(hashes)
+    assert heads.keys() == code.symbols_of(hashes).keys()
+    for digest, found in heads.items():
+        assert [(h.qname, h.name, h.kind, h.start_line, h.end_line) for h in found] == [
+            (s.qname, s.name, s.kind, s.start_line, s.end_line) for s in code.symbols(digest)
+        ]
