@@ -203,6 +203,19 @@ def test_another_tree_in_the_database_changes_nothing(db: Database, tmp_path: Pa
     assert [(f.path, f.score) for f in after.files] == [(f.path, f.score) for f in before.files]
 
 
+def test_chunk_statistics_are_the_trees_own(db: Database, tmp_path: Path) -> None:
+    from treeseek.search.flat.flat import chunk_statistics
+
+    words = ["order", "total", "quokka"]
+    n, dfs = chunk_statistics(_ctx(db), words)
+    assert dfs == _chunk_doc_freqs(db, "shop", words) and dfs["quokka"] == 0
+    other = tmp_path / "zoo"
+    other.mkdir()
+    (other / "zoo.py").write_text("def quokka(order):\n    return order.total\n")
+    db.index(other, name="zoo")
+    assert chunk_statistics(_ctx(db), words) == (n, dfs)
+
+
 def _chunk_doc_freqs(db: Database, tree: str, words: list[str]) -> dict[str, int]:
     """How many chunks of ``tree`` contain each word (from the stored part term counts)."""
     code = db.store.code()

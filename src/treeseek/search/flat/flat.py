@@ -732,4 +732,16 @@ def flat_mode(retriever: FlatRetriever) -> str:
     return "hybrid" if retriever.embedder is not None and retriever.config.vectors else "lexical"
 
 
-__all__: Sequence[str] = ("FlatConfig", "FlatRetriever", "flat_mode")
+def chunk_statistics(ctx: SearchContext, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+    """The tree's chunk count and how many of its chunks contain each of ``terms`` (0: none):
+    the statistics of chunk BM25 for callers outside flat retrieval (say, picking a file's
+    best chunks for a question), from the index flat keeps in the database's caches."""
+    files = FlatRetriever._tree_files(ctx)
+    code = ctx.store.code()
+    chunks = FlatRetriever._chunk_index(code, files)
+    ids = FlatRetriever._term_ids(code, files, list(terms))
+    dfs = chunks.doc_freqs(np.fromiter((ids[t] for t in terms), np.int64, len(terms)))
+    return chunks.size, dict(zip(terms, dfs.tolist(), strict=True))
+
+
+__all__: Sequence[str] = ("FlatConfig", "FlatRetriever", "chunk_statistics", "flat_mode")
