@@ -13,6 +13,7 @@ one type. Each message says what went wrong and, where there is one, what to do 
     ├── PathError                   a path escapes the tree root or cannot be resolved
     ├── LLMError                    the LLM provider failed after retries
     │   └── LLMResponseError        the provider answered, but not with a usable rank call
+    ├── DeadlineExceeded            a query ran out of time (its deadline) before it had an answer
     └── RetrievalError              a retriever could not run (e.g. unsupported tree source)
 """
 
@@ -61,6 +62,10 @@ class LLMError(TreeseekError):
 
 class LLMResponseError(LLMError):
     """The provider answered, but the reply was not a usable `rank` tool call."""
+
+
+class DeadlineExceeded(TreeseekError):
+    """A query reached its deadline (``--deadline``, ``TREESEEK_DEADLINE``, ``deadline_s``)."""
 
 
 class RetrievalError(TreeseekError):

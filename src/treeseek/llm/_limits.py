@@ -42,10 +42,11 @@ class ConcurrencyLimiter:
             self._cond.notify_all()
 
     @contextmanager
-    def slot(self) -> Iterator[None]:
+    def slot(self, timeout: float | None = None) -> Iterator[None]:
+        """Hold one slot; ``TimeoutError`` when none frees up within ``timeout`` seconds."""
         with self._cond:
-            while self._active >= self._limit:
-                self._cond.wait()
+            if not self._cond.wait_for(lambda: self._active < self._limit, timeout):
+                raise TimeoutError(f"no LLM call slot free within {timeout:.1f}s")
             self._active += 1
             self.peak = max(self.peak, self._active)
         try:

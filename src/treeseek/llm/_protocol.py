@@ -1,37 +1,55 @@
-"""The common base of provider adapters: retries, the concurrency slot, reply validation.
+"""The common base of provider adapters: retries, deadlines, the concurrency slot, reply reading.
 
 An adapter implements only :meth:`ProviderNavigator._send` (build the provider request, make
-one HTTP call through the official SDK, return a :class:`RawReply`) and maps the SDK's errors
-with :func:`map_sdk_error`. :meth:`ProviderNavigator.rank` then
+one HTTP call through the official SDK with the given timeout, read the body with
+:func:`read_body` and :func:`decode_body`, return a :class:`RawReply`) and maps the SDK's
+errors with :func:`map_sdk_error`. :meth:`ProviderNavigator.rank` then
 
-1. calls ``_send`` inside a slot of the shared concurrency limiter, with the per-call timeout,
-   retrying transient failures (429, 408/409/425, 5xx, network errors, timeouts) with
-   exponential backoff and jitter, honouring ``Retry-After``/``retry-after-ms``; a permanent
-   failure (400, 401, 403, 404, ...) or transient ones past ``max_retries`` raise
-   :class:`~treeseek.errors.LLMError`;
-2. reads the ``rank`` tool call, or failing that a JSON object in the reply text;
+1. calls ``_send`` inside a slot of the shared concurrency limiter, each attempt with
+   ``min(per-call timeout, time left before the query's deadline)``, retrying transient
+   failures (429, 408/409/425, 5xx, network errors, timeouts) with exponential backoff and
+   jitter, honouring ``Retry-After``/``retry-after-ms``; a permanent failure (400, 401, 403,
+   404, ...) or transient ones past ``max_retries`` raise :class:`~treeseek.errors.LLMError`;
+   a retry that would start after the deadline raises
+   :class:`~treeseek.errors.DeadlineExceeded` at once instead of sleeping;
+2. reads the ``rank`` tool call, or failing that a JSON object in the reply text, with the one
+   bounded reply parser (:mod:`treeseek.llm._validate`: size cap, nesting cap, linear time);
 3. if neither is usable, makes ONE corrective call (an extra user message asking for the
-   ``rank`` tool) and, if that fails too, returns an empty ranking with ``done=False``;
+   ``rank`` tool, with at most :data:`MAX_PREVIOUS_CHARS` of the bad reply) and, if that fails
+   too, returns an empty ranking with ``done=False``;
 4. validates ids against the allowed set (dropping and counting the rest, resolving paths).
 
-A malformed reply never raises; every correction lands in ``RankReply.notes`` and the log.
+A malformed, oversized or deeply nested reply never raises; every correction lands in
+``RankReply.notes`` and the log. Time is read from injectable ``clock``/``sleep`` functions.
 """
 
 from __future__ import annotations
 
 import email.utils
+import json
 import logging
+import math
 import random
 import time
 from abc import abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from treeseek.errors import ConfigError, LLMError
+from treeseek.errors import ConfigError, LLMError, LLMResponseError
 from treeseek.llm._limits import ConcurrencyLimiter, shared_limiter
-from treeseek.llm._validate import ParsedRank, build_reply, find_rank_json, parse_rank_payload
+from treeseek.llm._validate import (
+    DEFAULT_LIMITS,
+    ParsedRank,
+    ReplyLimits,
+    build_reply,
+    json_depth,
+    preview,
+    read_text,
+    read_tool_input,
+)
 from treeseek.llm.base import Navigator, RankReply, RankRequest, Usage
+from treeseek.llm.deadline import Clock, Deadline
 
 log = logging.getLogger("treeseek.llm")
 
@@ -42,6 +60,8 @@ CORRECTION_MESSAGE = (
 )
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
+#: how much of an unusable reply is sent back in the corrective call
+MAX_PREVIOUS_CHARS = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +111,7 @@ class RawReply:
     tool_input: Mapping[str, Any] | str | None  # the rank tool's input: dict or JSON text
     text: str  # free text the model wrote, if any
     usage: Usage
+    problem: str | None = None  # why the body could not be read at all (too large, too deep)
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +184,68 @@ def map_sdk_error(exc: Exception, sdk: Any) -> Exception:
     return TransientProviderError(f"unreadable response: {exc}")
 
 
+def read_body(
+    chunks: Iterable[bytes], limits: ReplyLimits, deadline: Deadline | None = None
+) -> bytes:
+    """A response body read chunk by chunk: LLMResponseError past ``limits.max_bytes`` (the
+    rest is never read), a transient timeout when the query's deadline passes while it
+    arrives, a transient network error when the connection breaks."""
+    buf = bytearray()
+    try:
+        for chunk in chunks:
+            buf += chunk
+            if len(buf) > limits.max_bytes:
+                raise LLMResponseError(f"reply body over the {limits.max_bytes}-byte cap")
+            if deadline is not None and deadline.expired():
+                raise TransientProviderError("timeout: the deadline passed while reading the reply")
+    except (LLMResponseError, TransientProviderError):
+        raise
+    except Exception as exc:  # the SDK's HTTP library's read errors (httpx or httpx2)
+        kind = "timeout" if "timeout" in type(exc).__name__.lower() else "network error"
+        raise TransientProviderError(f"{kind} while reading the reply: {exc!r}"[:300]) from exc
+    return bytes(buf)
+
+
+def decode_body(data: bytes, limits: ReplyLimits) -> dict[str, Any]:
+    """A provider's JSON body, decoded only after the size and nesting checks.
+
+    Too large or too deep: LLMResponseError (an unusable reply). Not JSON at all (an HTML
+    error page from a proxy): a transient error, retried. Not an object: LLMResponseError.
+    """
+    if len(data) > limits.max_bytes:
+        raise LLMResponseError(f"reply body over the {limits.max_bytes}-byte cap")
+    text = data.decode("utf-8", "replace")
+    depth = json_depth(text)
+    if depth > limits.max_depth:
+        raise LLMResponseError(f"reply body nested {depth} deep, over the {limits.max_depth} limit")
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise TransientProviderError(f"unreadable response: {str(exc)[:200]}") from None
+    if not isinstance(value, dict):
+        raise LLMResponseError(f"reply body is not a JSON object: {preview(value)}")
+    return value
+
+
+def as_count(value: object) -> int:
+    """A token count from a reply (anything else, negative or absurd: 0)."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, float) and math.isfinite(value):
+        value = int(value)
+    if isinstance(value, int) and 0 <= value < 10**12:
+        return value
+    return 0
+
+
+def as_dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 class ProviderNavigator(Navigator):
     """Base of adapters for real providers. Subclasses implement :meth:`_send`."""
 
@@ -172,25 +255,38 @@ class ProviderNavigator(Navigator):
         policy: RetryPolicy | None = None,
         limiter: ConcurrencyLimiter | None = None,
         seed: int | None = None,
+        limits: ReplyLimits | None = None,
+        clock: Clock = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.policy = policy or RetryPolicy()
         self.limiter = limiter or shared_limiter()
+        self.limits = limits or DEFAULT_LIMITS
         self._rng = random.Random(seed)
+        self._clock = clock
         #: waits between attempts (tests replace it with a fake clock that records the waits)
-        self.sleep: Callable[[float], None] = time.sleep
+        self.sleep: Callable[[float], None] = sleep
 
     @abstractmethod
-    def _send(self, request: RankRequest, correction: Correction | None) -> RawReply:
-        """One provider call with ``self.policy.timeout_s``; raise the errors of this module."""
+    def _send(
+        self, request: RankRequest, correction: Correction | None, timeout_s: float
+    ) -> RawReply:
+        """One provider call of at most ``timeout_s``; raise the errors of this module."""
 
     def _call(
         self, request: RankRequest, correction: Correction | None, notes: list[str]
     ) -> RawReply:
+        deadline = request.deadline or Deadline(None, clock=self._clock)
         attempts = self.policy.max_retries + 1
         for attempt in range(attempts):
+            deadline.check(f"before {self.name} answered")
+            timeout = deadline.call_timeout(self.policy.timeout_s)
+            left = deadline.remaining()
             try:
-                with self.limiter.slot():
-                    return self._send(request, correction)
+                with self.limiter.slot(None if math.isinf(left) else left):
+                    return self._send(request, correction, timeout)
+            except TimeoutError as exc:  # no concurrency slot before the deadline
+                raise deadline.error(f"waiting for a free {self.name} call slot") from exc
             except PermanentProviderError as exc:
                 raise LLMError(f"{self.name}: the provider rejected the request: {exc}") from exc
             except TransientProviderError as exc:
@@ -200,25 +296,48 @@ class ProviderNavigator(Navigator):
                         f"{exc.reason}"
                     ) from exc
                 wait = self.policy.delay(attempt, exc.retry_after, self._rng)
+                if wait >= deadline.remaining():
+                    raise deadline.error(
+                        f"while {self.name} kept failing ({exc.reason}; {attempt + 1} "
+                        f"attempt(s), the next would start in {wait:.1f} s)"
+                    ) from exc
                 note = f"attempt {attempt + 1} failed ({exc.reason}); retrying in {wait:.2f}s"
                 notes.append(note)
                 log.warning("%s: %s", self.name, note)
                 self.sleep(wait)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    @staticmethod
-    def _parse(raw: RawReply, notes: list[str]) -> ParsedRank | None:
+    def _parse(self, raw: RawReply, notes: list[str]) -> ParsedRank | None:
+        if raw.problem is not None:
+            notes.append(f"unusable reply: {raw.problem}")
+            return None
         if raw.tool_input is not None:
-            parsed = parse_rank_payload(raw.tool_input)
-            if parsed is not None:
-                return parsed
-            notes.append(f"rank tool call with unusable input: {str(raw.tool_input)[:200]!r}")
+            try:
+                return read_tool_input(raw.tool_input, self.limits)
+            except LLMResponseError as exc:
+                notes.append(
+                    f"rank tool call with unusable input ({exc}): {preview(raw.tool_input)}"
+                )
         if raw.text:
-            parsed = find_rank_json(raw.text)
-            if parsed is not None:
-                notes.append("no usable rank tool call; parsed the JSON object in the reply text")
-                return parsed
+            try:
+                parsed = read_text(raw.text, self.limits)
+            except LLMResponseError as exc:
+                notes.append(str(exc))
+                return None
+            notes.append("no usable rank tool call; parsed the JSON object in the reply text")
+            return parsed
         return None
+
+    @staticmethod
+    def _previous(raw: RawReply) -> str:
+        """What the model said, for the corrective call (bounded)."""
+        if raw.text:
+            return raw.text[:MAX_PREVIOUS_CHARS]
+        if isinstance(raw.tool_input, str):
+            return raw.tool_input[:MAX_PREVIOUS_CHARS]
+        if raw.tool_input is not None:
+            return preview(raw.tool_input, MAX_PREVIOUS_CHARS)
+        return ""
 
     def rank(self, request: RankRequest) -> RankReply:
         started = time.perf_counter()
@@ -229,9 +348,8 @@ class ProviderNavigator(Navigator):
         parsed = self._parse(raw, notes)
         if parsed is None:
             notes.append("reply had no rank tool call and no JSON rank object; corrective retry")
-            log.warning("%s: malformed reply %r; corrective retry", self.name, raw.text[:200])
-            previous = raw.text or (str(raw.tool_input) if raw.tool_input is not None else "")
-            raw = self._call(request, Correction(previous), notes)
+            log.warning("%s: malformed reply %s; corrective retry", self.name, preview(raw.text))
+            raw = self._call(request, Correction(self._previous(raw)), notes)
             usage = usage + raw.usage
             parsed = self._parse(raw, notes)
         usage.latency_s = time.perf_counter() - started
@@ -239,4 +357,4 @@ class ProviderNavigator(Navigator):
             notes.append("corrective retry failed too; empty ranking, done=false")
             log.warning("%s: corrective retry failed; empty ranking", self.name)
             return RankReply(ranked_ids=[], done=False, usage=usage, notes=notes)
-        return build_reply(request, parsed, usage=usage, notes=notes)
+        return build_reply(request, parsed, usage=usage, notes=notes, limits=self.limits)

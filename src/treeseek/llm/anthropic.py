@@ -22,16 +22,22 @@ import json
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from treeseek.errors import ConfigError
+from treeseek.errors import ConfigError, LLMResponseError
 from treeseek.llm._limits import ConcurrencyLimiter
 from treeseek.llm._protocol import (
     Correction,
     ProviderNavigator,
     RawReply,
     RetryPolicy,
+    as_count,
+    as_dict,
+    as_list,
+    decode_body,
     map_sdk_error,
+    read_body,
     wire_text,
 )
+from treeseek.llm._validate import ReplyLimits
 from treeseek.llm.base import RANK_TOOL, RankRequest, Segment, Usage
 from treeseek.llm.tokens import count_tokens
 
@@ -138,8 +144,9 @@ class AnthropicNavigator(ProviderNavigator):
         limiter: ConcurrencyLimiter | None = None,
         seed: int | None = None,
         min_cache_tokens: int | None = None,
+        limits: ReplyLimits | None = None,
     ) -> None:
-        super().__init__(policy=policy, limiter=limiter, seed=seed)
+        super().__init__(policy=policy, limiter=limiter, seed=seed, limits=limits)
         if not model:
             raise ConfigError(
                 "anthropic navigator needs a model name, e.g. anthropic:claude-sonnet-4-6"
@@ -174,28 +181,46 @@ class AnthropicNavigator(ProviderNavigator):
             body["system"] = system_blocks(request.segments, self.min_cache_tokens)
         return body
 
-    def _send(self, request: RankRequest, correction: Correction | None) -> RawReply:
+    def _send(
+        self, request: RankRequest, correction: Correction | None, timeout_s: float
+    ) -> RawReply:
         body = self.build_body(request, correction)
         try:
-            resp = self._client.messages.create(**body, timeout=self.policy.timeout_s)
-        except (self._sdk.AnthropicError, ValueError) as exc:  # ValueError: body is not JSON
+            # streamed, so the body is read with a byte cap and parsed by the bounded parser,
+            # never by the SDK (a tool input nested 100,000 deep cannot crash it)
+            with self._client.messages.with_streaming_response.create(
+                **body, timeout=timeout_s
+            ) as resp:
+                data = read_body(resp.iter_bytes(), self.limits, request.deadline)
+        except LLMResponseError as exc:
+            return RawReply(tool_input=None, text="", usage=Usage(calls=1), problem=str(exc))
+        except (self._sdk.AnthropicError, ValueError) as exc:  # ValueError: a body that is not JSON
             raise map_sdk_error(exc, self._sdk) from exc
-        content = getattr(resp, "content", None) or []  # none: handled as "no tool call"
-        tool_input: dict[str, Any] | str | None = None
-        texts: list[str] = []
-        for block in content:
-            kind = getattr(block, "type", None)
-            if kind == "tool_use" and getattr(block, "name", None) == "rank" and tool_input is None:
-                raw_input = getattr(block, "input", None)
-                tool_input = raw_input if isinstance(raw_input, dict | str) else None
-            elif kind == "text":
-                texts.append(str(getattr(block, "text", "")))
-        u = getattr(resp, "usage", None)
-        usage = Usage(
-            calls=1,
-            input_tokens=int(getattr(u, "input_tokens", 0) or 0),
-            cache_write_tokens=int(getattr(u, "cache_creation_input_tokens", 0) or 0),
-            cache_read_tokens=int(getattr(u, "cache_read_input_tokens", 0) or 0),
-            output_tokens=int(getattr(u, "output_tokens", 0) or 0),
-        )
-        return RawReply(tool_input=tool_input, text="\n".join(texts), usage=usage)
+        try:
+            return raw_reply(decode_body(data, self.limits))
+        except LLMResponseError as exc:
+            return RawReply(tool_input=None, text="", usage=Usage(calls=1), problem=str(exc))
+
+
+def raw_reply(body: dict[str, Any]) -> RawReply:
+    """The rank call, text and usage of a Messages API body, read defensively (any field may
+    be missing, null or of the wrong type)."""
+    tool_input: dict[str, Any] | str | None = None
+    texts: list[str] = []
+    for block in as_list(body.get("content")):  # none: handled as "no tool call"
+        block = as_dict(block)
+        kind = block.get("type")
+        if kind == "tool_use" and block.get("name") == "rank" and tool_input is None:
+            raw_input = block.get("input")
+            tool_input = raw_input if isinstance(raw_input, dict | str) else None
+        elif kind == "text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+    u = as_dict(body.get("usage"))
+    usage = Usage(
+        calls=1,
+        input_tokens=as_count(u.get("input_tokens")),
+        cache_write_tokens=as_count(u.get("cache_creation_input_tokens")),
+        cache_read_tokens=as_count(u.get("cache_read_input_tokens")),
+        output_tokens=as_count(u.get("output_tokens")),
+    )
+    return RawReply(tool_input=tool_input, text="\n".join(texts), usage=usage)

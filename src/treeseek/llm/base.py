@@ -17,6 +17,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
+from treeseek.llm.deadline import Deadline
+
 RANK_TOOL: dict[str, Any] = {
     "name": "rank",
     "description": "Rank candidate node ids for the query",
@@ -57,6 +59,8 @@ class RankRequest:
     pick_limit: int
     tree_root: str | None = None  # absolute root, to resolve absolute paths an LLM returns
     path_prefix: str | None = None  # the block's rendered `Path prefix`, if any (path resolution)
+    #: the query's deadline and per-call timeout (None: the navigator's own timeout, no deadline)
+    deadline: Deadline | None = field(default=None, compare=False)
 
     @property
     def allowed_ids(self) -> frozenset[str]:

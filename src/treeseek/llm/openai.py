@@ -18,16 +18,22 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from treeseek.errors import ConfigError
+from treeseek.errors import ConfigError, LLMResponseError
 from treeseek.llm._limits import ConcurrencyLimiter
 from treeseek.llm._protocol import (
     Correction,
     ProviderNavigator,
     RawReply,
     RetryPolicy,
+    as_count,
+    as_dict,
+    as_list,
+    decode_body,
     map_sdk_error,
+    read_body,
     wire_text,
 )
+from treeseek.llm._validate import ReplyLimits
 from treeseek.llm.base import RANK_TOOL, RankRequest, Usage
 
 if TYPE_CHECKING:
@@ -77,8 +83,9 @@ class OpenAINavigator(ProviderNavigator):
         policy: RetryPolicy | None = None,
         limiter: ConcurrencyLimiter | None = None,
         seed: int | None = None,
+        limits: ReplyLimits | None = None,
     ) -> None:
-        super().__init__(policy=policy, limiter=limiter, seed=seed)
+        super().__init__(policy=policy, limiter=limiter, seed=seed, limits=limits)
         if not model:
             raise ConfigError("openai navigator needs a model name, e.g. openai:gpt-4.1-mini")
         if base_url is None and not api_key:
@@ -120,10 +127,17 @@ class OpenAINavigator(ProviderNavigator):
         body[key] = self.max_output_tokens
         return body
 
-    def _send(self, request: RankRequest, correction: Correction | None) -> RawReply:
+    def _send(
+        self, request: RankRequest, correction: Correction | None, timeout_s: float
+    ) -> RawReply:
         body = self.build_body(request, correction)
         try:
-            resp = self._client.chat.completions.create(**body, timeout=self.policy.timeout_s)
+            # streamed, so the body is read with a byte cap and parsed by the bounded parser,
+            # never by the SDK (a hostile body cannot crash it or exhaust memory)
+            with self._client.chat.completions.with_streaming_response.create(
+                **body, timeout=timeout_s
+            ) as resp:
+                data = read_body(resp.iter_bytes(), self.limits, request.deadline)
         except self._sdk.BadRequestError as exc:
             if not (self.force_tool and "tool_choice" in str(exc)):
                 raise map_sdk_error(exc, self._sdk) from exc
@@ -131,28 +145,45 @@ class OpenAINavigator(ProviderNavigator):
             # on (the text-JSON fallback and the corrective retry cover a model that ignores it)
             log.warning("%s rejected a forced tool_choice (%s); using auto", self.name, exc)
             self.force_tool = False
-            return self._send(request, correction)
-        except (self._sdk.OpenAIError, ValueError) as exc:  # ValueError: body is not JSON
+            return self._send(request, correction, timeout_s)
+        except LLMResponseError as exc:
+            return RawReply(tool_input=None, text="", usage=Usage(calls=1), problem=str(exc))
+        except (self._sdk.OpenAIError, ValueError) as exc:  # ValueError: a body that is not JSON
             raise map_sdk_error(exc, self._sdk) from exc
-        u = getattr(resp, "usage", None)
-        prompt = int(getattr(u, "prompt_tokens", 0) or 0)
-        details = getattr(u, "prompt_tokens_details", None)
-        cached = int(getattr(details, "cached_tokens", 0) or 0)
-        usage = Usage(
-            calls=1,
-            input_tokens=max(0, prompt - cached),
-            cache_read_tokens=cached,
-            output_tokens=int(getattr(u, "completion_tokens", 0) or 0),
+        try:
+            return raw_reply(decode_body(data, self.limits))
+        except LLMResponseError as exc:
+            return RawReply(tool_input=None, text="", usage=Usage(calls=1), problem=str(exc))
+
+
+def raw_reply(body: dict[str, Any]) -> RawReply:
+    """The rank call, text and usage of a Chat Completions body, read defensively (any field
+    may be missing, null or of the wrong type)."""
+    u = as_dict(body.get("usage"))
+    prompt = as_count(u.get("prompt_tokens"))
+    cached = min(prompt, as_count(as_dict(u.get("prompt_tokens_details")).get("cached_tokens")))
+    usage = Usage(
+        calls=1,
+        input_tokens=max(0, prompt - cached),
+        cache_read_tokens=cached,
+        output_tokens=as_count(u.get("completion_tokens")),
+    )
+    choices = as_list(body.get("choices"))
+    msg = as_dict(as_dict(choices[0]).get("message")) if choices else {}
+    tool_input: str | dict[str, Any] | None = None
+    for call in as_list(msg.get("tool_calls")):
+        fn = as_dict(as_dict(call).get("function"))
+        if fn.get("name") == "rank":
+            args = fn.get("arguments")
+            tool_input = args if isinstance(args, str | dict) else None
+            break
+    content = msg.get("content")
+    if isinstance(content, list):  # some servers send content parts
+        content = "\n".join(
+            str(p.get("text"))
+            for p in content
+            if isinstance(p, dict) and isinstance(p.get("text"), str)
         )
-        choices = getattr(resp, "choices", None)
-        if not choices:  # malformed: handled like a reply without a tool call
-            return RawReply(tool_input=None, text="", usage=usage)
-        msg = choices[0].message
-        tool_input: str | dict[str, Any] | None = None
-        for call in getattr(msg, "tool_calls", None) or []:
-            fn = getattr(call, "function", None)
-            if fn is not None and getattr(fn, "name", None) == "rank":
-                args = getattr(fn, "arguments", None)
-                tool_input = args if isinstance(args, str | dict) else None
-                break
-        return RawReply(tool_input=tool_input, text=str(msg.content or ""), usage=usage)
+    return RawReply(
+        tool_input=tool_input, text=content if isinstance(content, str) else "", usage=usage
+    )

@@ -13,7 +13,10 @@ Specs::
 Precedence: the ``spec`` argument, then ``TREESEEK_LLM``, then ``config["spec"]``; with none of
 them, ``anthropic`` when ANTHROPIC_API_KEY is set, else ``openai`` when OPENAI_API_KEY is set,
 else ``lexical``. ``config`` (the ``[llm]`` table of a config file) may also set
-``timeout_s``, ``max_retries``, ``base_delay_s``, ``max_output_tokens`` and ``concurrency``.
+``timeout_s``, ``max_retries``, ``base_delay_s``, ``max_output_tokens`` and ``concurrency``;
+``TREESEEK_LLM_TIMEOUT`` (seconds per call attempt) and ``TREESEEK_LLM_RETRIES`` override the
+first two (a query's own ``llm_timeout_s`` / ``--timeout`` overrides both; the query's total
+deadline is :mod:`treeseek.llm.deadline`'s).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from treeseek.errors import ConfigError
 from treeseek.llm._limits import set_concurrency_limit
 from treeseek.llm._protocol import RetryPolicy
 from treeseek.llm.base import Navigator
+from treeseek.llm.deadline import RETRIES_ENV, TIMEOUT_ENV, env_seconds
 
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-6"
 DEFAULT_OPENAI_MODEL = "gpt-4.1-mini"
@@ -63,11 +67,27 @@ def _number(config: Mapping[str, Any], key: str, kind: type, default: Any) -> An
     return kind(value)
 
 
-def _policy(config: Mapping[str, Any]) -> RetryPolicy:
+def _policy(config: Mapping[str, Any], env: Mapping[str, str]) -> RetryPolicy:
     base = RetryPolicy()
+    timeout = env_seconds(env, TIMEOUT_ENV, allow_zero=False)
+    retries_raw = env.get(RETRIES_ENV, "").strip()
+    retries: int | None = None
+    if retries_raw:
+        try:
+            retries = int(retries_raw)
+        except ValueError:
+            raise ConfigError(
+                f"{RETRIES_ENV} must be a whole number, got {retries_raw!r}"
+            ) from None
+        if retries < 0:
+            raise ConfigError(f"{RETRIES_ENV} must be at least 0, got {retries}")
     return RetryPolicy(
-        timeout_s=_number(config, "timeout_s", float, base.timeout_s),
-        max_retries=_number(config, "max_retries", int, base.max_retries),
+        timeout_s=timeout
+        if timeout is not None
+        else _number(config, "timeout_s", float, base.timeout_s),
+        max_retries=retries
+        if retries is not None
+        else _number(config, "max_retries", int, base.max_retries),
         base_delay_s=_number(config, "base_delay_s", float, base.base_delay_s),
     )
 
@@ -123,7 +143,7 @@ def _build(spec: str | None, env: Mapping[str, str], cfg: Mapping[str, Any]) -> 
             rest or DEFAULT_ANTHROPIC_MODEL,
             api_key=key,
             max_output_tokens=max_out,
-            policy=_policy(cfg),
+            policy=_policy(cfg, env),
         )
     if provider == "openai":
         key = _env(env, "OPENAI_API_KEY")
@@ -135,7 +155,7 @@ def _build(spec: str | None, env: Mapping[str, str], cfg: Mapping[str, Any]) -> 
             rest or DEFAULT_OPENAI_MODEL,
             api_key=key,
             max_output_tokens=max_out,
-            policy=_policy(cfg),
+            policy=_policy(cfg, env),
         )
     if provider == "openai-compatible":
         model, at, url = rest.rpartition("@")
@@ -151,6 +171,6 @@ def _build(spec: str | None, env: Mapping[str, str], cfg: Mapping[str, Any]) -> 
             api_key=_env(env, "OPENAI_COMPATIBLE_API_KEY"),
             base_url=url.rstrip("/"),
             max_output_tokens=max_out,
-            policy=_policy(cfg),
+            policy=_policy(cfg, env),
         )
     raise ConfigError(f"unknown LLM provider {provider!r} in {text!r}: {SPEC_HELP}")

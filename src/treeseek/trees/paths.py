@@ -112,30 +112,42 @@ class PathResolver:
             self._basenames = counts
         return self._basenames
 
-    def resolve(self, raw: str) -> PathMatch:
+    def resolve(self, raw: str, *, log_outcome: bool = True) -> PathMatch:
+        """Match ``raw``; the outcome is logged unless ``log_outcome`` is false (a caller
+        resolving many paths of one reply logs the first few and a summary)."""
         norm = normalize_returned_path(raw, self.tree_root)
         match = self._match(raw, norm)
+        if not log_outcome:
+            return match
         if match.kind is MatchKind.AMBIGUOUS:
             log.warning(
                 "returned path %r (normalized %r) is ambiguous among %s: not matched",
-                raw,
+                raw[:200],
                 norm,
                 list(match.candidates),
             )
         elif match.found:
             log.info(
-                "returned path %r (normalized %r) matched %s: %r", raw, norm, match.kind, match.path
+                "returned path %r (normalized %r) matched %s: %r",
+                raw[:200],
+                norm and norm[:200],
+                match.kind,
+                match.path,
             )
         elif norm is not None and "/" not in norm:
             shared = self._basename_counts().get(norm, 0)
             log.warning(
                 "returned path %r is a bare name matching no candidate path exactly "
                 "(%d candidates have that basename; basenames are never matched): not matched",
-                raw,
+                raw[:200],
                 shared,
             )
         else:
-            log.warning("returned path %r (normalized %r) matches no candidate", raw, norm)
+            log.warning(
+                "returned path %r (normalized %r) matches no candidate",
+                raw[:200],
+                norm and norm[:200],
+            )
         return match
 
     def _match(self, raw: str, norm: str | None) -> PathMatch:
