@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -24,11 +26,13 @@ from treeseek.cli.common import (
     open_database,
     out_console,
     print_json,
+    usage_error,
 )
 from treeseek.cli.common import err_console as console
+from treeseek.errors import ConfigError
 from treeseek.llm.base import Usage
-from treeseek.search.base import Result
-from treeseek.search.trace import RoundTrace, Trace
+from treeseek.search.base import MAX_QUESTION_CHARS, Result
+from treeseek.search.trace import DEADLINE_STOP, RoundTrace, Trace
 
 
 def _usage_text(usage: Usage) -> str:
@@ -107,10 +111,36 @@ def print_files(result: Result, show_content: bool) -> None:
     )
 
 
+def read_question(question: str | None, question_file: Path | None) -> str:
+    """The question from the argument, stdin (``-``) or ``--question-file`` (exactly one)."""
+    if (question is None) == (question_file is None):
+        usage_error("give the question as an argument, '-' for stdin, or --question-file FILE")
+    if question is not None and question != "-":
+        return question
+    limit = 4 * MAX_QUESTION_CHARS + 4  # UTF-8 bytes of the longest question, and one more
+    try:
+        if question_file is None:
+            data = sys.stdin.buffer.read(limit)
+        else:
+            with question_file.open("rb") as fh:
+                data = fh.read(limit)
+    except OSError as exc:
+        raise ConfigError(f"cannot read the question: {exc.strerror or exc}") from None
+    if len(data) >= limit:
+        raise ConfigError(f"the question is over {MAX_QUESTION_CHARS:,} characters; shorten it")
+    return data.decode("utf-8", "replace")
+
+
 @app.command("query")
 def query_command(
     tree: Annotated[str, typer.Argument(help="Name of an indexed tree (see `treeseek trees`).")],
-    question: Annotated[str, typer.Argument(help="The question, e.g. an issue's text.")],
+    question: Annotated[
+        str | None,
+        typer.Argument(
+            help="The question, e.g. an issue's text; '-' reads it from stdin.",
+            show_default=False,
+        ),
+    ] = None,
     k: Annotated[int, typer.Option("-k", "--k", help="How many files to return.")] = 10,
     strategy: Annotated[
         str | None,
@@ -163,17 +193,42 @@ def query_command(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Disable prompt caching.")] = False,
     trace: Annotated[bool, typer.Option("--trace", help="Print every round's decisions.")] = False,
     content: Annotated[bool, typer.Option("--content", help="Print the files' contents.")] = False,
+    question_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--question-file",
+            help="Read the question from this file (for questions too long for the command line).",
+            show_default=False,
+        ),
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            help="Seconds one LLM call may take before it is retried (default: "
+            "$TREESEEK_LLM_TIMEOUT, else 60).",
+            show_default=False,
+        ),
+    ] = None,
+    deadline: Annotated[
+        float | None,
+        typer.Option(
+            help="Seconds the whole query may take; tree search stops there with the files it "
+            "has, or fails if it has none (default: $TREESEEK_DEADLINE, else 180; 0: none).",
+            show_default=False,
+        ),
+    ] = None,
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """Find the files that answer QUESTION in TREE."""
     from treeseek.llm.select import navigator_from_spec
 
+    text = read_question(question, question_file)
     navigator = navigator_from_spec(llm)
     with open_database(db) as database:  # the Python API's query: same defaults, same checks
         result = database.query(
             tree,
-            question,
+            text,
             navigator=navigator,
             strategy=strategy or None,  # None: flat without an LLM, auto with one
             k=k,
@@ -184,10 +239,17 @@ def query_command(
             hints=hints,
             vectors=vectors,
             cache=not no_cache,
+            deadline_s=deadline,
+            llm_timeout_s=timeout,
         )
     if trace:
         print_trace(result)
+    if result.trace.stop_reason == DEADLINE_STOP:
+        console.print(
+            f"[yellow]warning:[/yellow] the query stopped at its deadline with "
+            f"{len(result.files)} file(s) from the rounds that finished (--deadline)"
+        )
     if as_json:
-        print_json({"tree": tree, "query": question, **result.to_dict()})
+        print_json({"tree": tree, "query": text, **result.to_dict()})
     else:
         print_files(result, content)

@@ -11,10 +11,15 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from treeseek.llm.base import Navigator, Usage
+from treeseek.llm.deadline import Deadline
 from treeseek.search.caches import TreeCaches
 from treeseek.search.trace import Trace
 from treeseek.store.base import Store
 from treeseek.trees.model import TreeInfo
+
+#: the longest question a query takes (characters): 1 Mi, far above an issue with its stack
+#: trace; every signal reads the whole question, so this bounds a query's work
+MAX_QUESTION_CHARS = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +45,12 @@ class QueryOptions:
     include_content: bool = True
     max_file_bytes: int = 64_000  # per-file content budget in the result
     max_total_bytes: int = 400_000  # total content budget in the result
+    #: total seconds the query may take (None: $TREESEEK_DEADLINE, else 180; 0: no deadline);
+    #: tree search stops at its deadline (see treeseek.llm.deadline)
+    deadline_s: float | None = None
+    #: seconds one LLM call attempt may take (None: the navigator's: $TREESEEK_LLM_TIMEOUT,
+    #: the [llm] config, else 60)
+    llm_timeout_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +167,7 @@ class SearchContext:
     tree: TreeInfo
     navigator: Navigator
     caches: TreeCaches = field(default_factory=TreeCaches)
+    deadline: Deadline | None = None  # the query's time limit (None: none)
 
 
 class Retriever(ABC):

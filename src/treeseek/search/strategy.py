@@ -19,9 +19,16 @@ from dataclasses import replace
 from treeseek.embed.hashing import HashingEmbedder
 from treeseek.errors import ConfigError, RetrievalError
 from treeseek.llm.base import Navigator
+from treeseek.llm.deadline import Deadline, resolve_deadline_s, seconds
 from treeseek.rank.paths import BM25PathScorer, PathScorer, VectorPathScorer
 from treeseek.search.aided import AidedTreeSearch, SearchAids, wants_content
-from treeseek.search.base import QueryOptions, Result, Retriever, SearchContext
+from treeseek.search.base import (
+    MAX_QUESTION_CHARS,
+    QueryOptions,
+    Result,
+    Retriever,
+    SearchContext,
+)
 from treeseek.search.caches import TreeCaches
 from treeseek.search.tree.beam import BeamRetriever
 from treeseek.search.tree.block import BlockRetriever
@@ -95,7 +102,57 @@ def select_strategy(tree: TreeInfo, strategy: str) -> str:
     return strategy
 
 
+#: QueryOptions fields that must be integers (``None`` allowed for the ones in _OPTIONAL)
+_INT_OPTIONS = (
+    "k",
+    "beam_width",
+    "block_tokens",
+    "top_layer_tokens",
+    "hints",
+    "cache_window_tokens",
+    "max_rounds",
+    "max_depth",
+    "max_file_bytes",
+    "max_total_bytes",
+)
+_BOOL_OPTIONS = ("cache", "cache_current_block", "cache_subtree_block", "include_content")
+_STR_OPTIONS = ("strategy", "ranker", "vectors")
+_OPTIONAL = frozenset({"beam_width", "max_depth", "ranker", "vectors"})
+
+
+def _check_types(options: QueryOptions) -> None:
+    """Every option has its declared type (a caller may pass ``k='5'`` through the API)."""
+    for name in _INT_OPTIONS:
+        value = getattr(options, name)
+        if value is None and name in _OPTIONAL:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"query option {name} must be an integer, got {value!r}")
+    for name in _BOOL_OPTIONS:
+        if not isinstance(getattr(options, name), bool):
+            raise ConfigError(
+                f"query option {name} must be true or false, got {getattr(options, name)!r}"
+            )
+    for name in _STR_OPTIONS:
+        value = getattr(options, name)
+        if not (isinstance(value, str) or (value is None and name in _OPTIONAL)):
+            raise ConfigError(f"query option {name} must be a string, got {value!r}")
+    if options.deadline_s is not None:
+        seconds(options.deadline_s, "the query deadline (deadline_s)")
+    if options.llm_timeout_s is not None:
+        seconds(options.llm_timeout_s, "the LLM call timeout (llm_timeout_s)", allow_zero=False)
+
+
 def _validate(question: str, options: QueryOptions) -> None:
+    if not isinstance(question, str):
+        raise ConfigError(f"the question must be a string, got {type(question).__name__}")
+    _check_types(options)
+    if len(question) > MAX_QUESTION_CHARS:
+        raise ConfigError(
+            f"the question is {len(question):,} characters; the maximum is "
+            f"{MAX_QUESTION_CHARS:,} (shorten it, e.g. keep the issue text and the relevant "
+            "part of a log)"
+        )
     if not question.strip():
         raise ConfigError("the question is empty; pass the text to search for")
     if options.k < 1:
@@ -139,11 +196,15 @@ def run_query(
 
         navigator = navigator_from_spec(None)
     options = replace(options, strategy=name)
+    deadline = Deadline(
+        resolve_deadline_s(options.deadline_s), call_timeout_s=options.llm_timeout_s
+    )
     ctx = SearchContext(
         store=store,
         tree=tree_info,
         navigator=navigator,
         caches=caches if caches is not None else TreeCaches(),
+        deadline=deadline,
     )
     return _registry[name](options).retrieve(ctx, question, options)
 

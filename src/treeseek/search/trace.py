@@ -11,6 +11,9 @@ from typing import Any
 
 from treeseek.llm.base import Usage
 
+#: ``Trace.stop_reason`` of a tree search stopped by the query's deadline
+DEADLINE_STOP = "deadline reached"
+
 
 @dataclass(slots=True)
 class BlockTrace:

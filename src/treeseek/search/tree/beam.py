@@ -12,11 +12,12 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
+from treeseek.errors import DeadlineExceeded
 from treeseek.llm.base import Candidate, RankRequest
 from treeseek.llm.tokens import count_tokens
 from treeseek.search.base import QueryOptions, Result, Retriever, SearchContext
 from treeseek.search.results import finish
-from treeseek.search.trace import BlockTrace, RoundTrace, Trace
+from treeseek.search.trace import DEADLINE_STOP, BlockTrace, RoundTrace, Trace
 from treeseek.search.tree.blocks import unique
 from treeseek.search.tree.prompts import render_beam_prompt
 from treeseek.search.tree.rankcall import call_rank
@@ -24,6 +25,19 @@ from treeseek.search.treeview import TreeView
 from treeseek.trees.model import Node, TreeSource
 
 DEFAULT_BEAM_WIDTH = 3
+
+
+def past_deadline(ctx: SearchContext) -> bool:
+    return ctx.deadline is not None and ctx.deadline.expired()
+
+
+def after_deadline(ctx: SearchContext, trace: Trace, found: Sequence[str]) -> None:
+    """A tree search stopped by its deadline returns the files it had (rounds that finished
+    before it); with none, the query fails with DeadlineExceeded (an empty answer would read
+    as "nothing relevant")."""
+    if trace.stop_reason == DEADLINE_STOP and not found:
+        assert ctx.deadline is not None
+        raise ctx.deadline.error(f"before {trace.strategy} search found any file")
 
 
 def tree_root_for(ctx: SearchContext) -> str | None:
@@ -53,6 +67,9 @@ class BeamRetriever(Retriever):
         top: list[str] = []
         trace.stop_reason = "depth limit reached"
         for t in range(max_depth + 1):
+            if past_deadline(ctx):
+                trace.stop_reason = DEADLINE_STOP
+                break
             round_started = time.perf_counter()
             kids = view.children_many(beams)
             pool: dict[str, Node] = {}
@@ -70,8 +87,13 @@ class BeamRetriever(Retriever):
                 candidates=candidates,
                 pick_limit=p,
                 tree_root=tree_root_for(ctx),
+                deadline=ctx.deadline,
             )
-            outcome = call_rank(ctx.navigator, request, {i: i for i in pool})
+            try:
+                outcome = call_rank(ctx.navigator, request, {i: i for i in pool})
+            except DeadlineExceeded:
+                trace.stop_reason = DEADLINE_STOP
+                break
             ranked = outcome.ids
             done_before = outcome.done
             done = done_before and any(pool[u].is_file for u in ranked)
@@ -124,4 +146,5 @@ class BeamRetriever(Retriever):
                 trace.stop_reason = "done"
                 break
         trace.wall_s = time.perf_counter() - started
+        after_deadline(ctx, trace, top)
         return finish(view, top, options, ctx.navigator, trace)

@@ -18,13 +18,14 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from treeseek.errors import DeadlineExceeded
 from treeseek.llm.base import RankRequest
 from treeseek.llm.tokens import count_tokens
 from treeseek.rank.paths import PathScorer
 from treeseek.search.base import QueryOptions, Result, Retriever, SearchContext
 from treeseek.search.results import finish
-from treeseek.search.trace import BlockTrace, RoundTrace, Trace
-from treeseek.search.tree.beam import tree_root_for
+from treeseek.search.trace import DEADLINE_STOP, BlockTrace, RoundTrace, Trace
+from treeseek.search.tree.beam import after_deadline, past_deadline, tree_root_for
 from treeseek.search.tree.blocks import (
     Block,
     BlockPacker,
@@ -142,6 +143,9 @@ class _BlockSearch:
         t = 0
         self.trace.stop_reason = "max rounds reached"
         while t < self.options.max_rounds:
+            if past_deadline(self.ctx):
+                self.trace.stop_reason = DEADLINE_STOP
+                break
             round_started = time.perf_counter()
             if t > 0 and not any(u.has_children for u in frontier):
                 self.trace.stop_reason = "no frontier node has children"
@@ -152,14 +156,19 @@ class _BlockSearch:
                 break
             blocks = self.packer.pack(visible)
             pick = self.p if len(blocks) == 1 else max(self.p, 2)
-            frontier, top, _done, finished = self._round(
-                t, round_started, frontier, visible, blocks, top, pick
-            )
+            try:
+                frontier, top, _done, finished = self._round(
+                    t, round_started, frontier, visible, blocks, top, pick
+                )
+            except DeadlineExceeded:  # the round's calls ran out of time: it does not count
+                self.trace.stop_reason = DEADLINE_STOP
+                break
             if finished:
                 self.trace.stop_reason = "k files collected" if len(top) >= self.k else "done"
                 break
             t += 1
         self.trace.wall_s = time.perf_counter() - started
+        after_deadline(self.ctx, self.trace, top)
         return finish(self.view, top[: self.k], self.options, self.ctx.navigator, self.trace)
 
     # -- Algorithm 3 -------------------------------------------------------------------------
@@ -251,6 +260,7 @@ class _BlockSearch:
                     pick_limit=pick,
                     tree_root=tree_root_for(self.ctx),
                     path_prefix=block.prefix,
+                    deadline=self.ctx.deadline,
                 )
             )
             traces.append(
