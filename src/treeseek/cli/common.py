@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -49,12 +50,15 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of 
 
 
 @contextmanager
-def open_database(db: Path | None, hooks: Sequence[IndexHook] | None = None) -> Iterator[Database]:
+def open_database(
+    db: Path | None, hooks: Sequence[IndexHook] | None = None, *, create: bool = False
+) -> Iterator[Database]:
     """Open the database named by ``--db`` / ``$TREESEEK_DB`` / the default, closing it after
-    (``hooks``: index hooks other than the default ones)."""
+    (``hooks``: index hooks other than the default ones). Only ``create=True`` (``index``)
+    creates a missing database and its directories; read-only commands say there is none."""
     import treeseek
 
-    database = treeseek.open(db, hooks=hooks)
+    database = treeseek.open(db, hooks=hooks, create=create)
     try:
         yield database
     finally:
@@ -88,7 +92,8 @@ def _fail(message: str) -> NoReturn:
 def one_line(text: str) -> str:
     """``text`` as one printable line: line breaks joined with spaces, other control characters
     (terminal escapes in a file name, say) and undecodable bytes shown as escapes."""
-    text = " ".join(part.strip() for part in display_text(text).splitlines() if part.strip())
+    lines = display_text(text, keep_newlines=True).split("\n")
+    text = " ".join(part.strip() for part in lines if part.strip())
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
@@ -96,17 +101,51 @@ def one_line(text: str) -> str:
 
 def usage_error(message: str) -> NoReturn:
     """Stop with a usage error (exit status 2), like typer does for bad options."""
-    err_console.print(f"[red]usage error:[/red] {escape(message)}")
+    err_console.print(f"[red]usage error:[/red] {display_markup(message)}")
     raise typer.Exit(2)
 
 
-def display_text(text: str) -> str:
-    """Text safe to print: bytes of non-UTF-8 names (surrogate escapes) shown as ``\\xNN``."""
+#: what a terminal may act on: C0 controls (ESC starts escape sequences; CR, BS and newlines
+#: can fake lines), DEL, C1 controls (U+009B is an 8-bit CSI), and the bidirectional
+#: overrides and isolates that reorder what is shown ("Trojan Source")
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_UNSAFE_KEEP_LINES = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _visible(match: re.Match[str]) -> str:
+    char = match.group()
+    named = _NAMED.get(char)
+    if named is not None:
+        return named
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def display_text(text: str, *, keep_newlines: bool = False) -> str:
+    """Text safe to print on a terminal: THE sanitizer of every text output of the CLI.
+
+    Control characters (ESC, CR, newlines, DEL, C1) and bidirectional overrides are shown as
+    visible escapes (``\\x1b``, ``\\n``, ``\\u202e``), so a file name, a stored content, an
+    LLM's reply or an error message can neither move the cursor, recolour the terminal nor fake
+    a line; bytes of non-UTF-8 names (surrogate escapes) are shown as ``\\xNN``.
+    ``keep_newlines``: multi-line text (file contents) keeps its newlines and tabs. JSON output
+    does not use this: it stays exact JSON (:func:`print_json`).
+    """
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    return text
+        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    pattern = _UNSAFE_KEEP_LINES if keep_newlines else _UNSAFE
+    return pattern.sub(_visible, text)
+
+
+def display_markup(text: str, *, keep_newlines: bool = False) -> str:
+    """:func:`display_text`, markup-escaped for rich."""
+    return escape(display_text(text, keep_newlines=keep_newlines))
 
 
 def display_path(path: str) -> str:
@@ -143,5 +182,8 @@ def print_json(value: Any) -> None:
         text.encode("utf-8")
     except UnicodeEncodeError:
         text = json.dumps(data, ensure_ascii=True)
+    # json.dumps escapes C0 controls; C1 controls and bidi overrides (only ever inside strings)
+    # become \uXXXX escapes too: the same JSON value, inert on a terminal
+    text = _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     sys.stdout.write(text + "\n")
     sys.stdout.flush()

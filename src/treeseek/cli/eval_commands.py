@@ -28,6 +28,7 @@ from rich.table import Table
 from typer.core import TyperGroup
 
 from treeseek.cli.app import app
+from treeseek.cli.common import display_markup, display_text
 from treeseek.errors import ConfigError
 
 console = Console(stderr=True)
@@ -199,7 +200,7 @@ def run_command(
             workers=workers,
             index_jobs=index_jobs,
             on_record=on_record,
-            on_status=lambda text: progress.console.print(text),
+            on_status=lambda text: progress.console.print(display_markup(text)),
         )
     overall = outcome.summary.overall
     table = Table(title=f"{out_dir} ({overall.n} instances, {overall.errors} errors)")
@@ -291,6 +292,6 @@ def plot_command(
         plot_cost_vs_quality(summaries, out / f"cost_vs_{metric}.png", metric),
     ]
     (out / "results.md").write_text(comparison_table(summaries) + "\n", encoding="utf-8")
-    typer.echo(comparison_table(summaries))  # raw markdown, never wrapped
+    typer.echo(display_text(comparison_table(summaries), keep_newlines=True))  # never wrapped
     for path in [*paths, out / "results.md"]:
         console.print(f"wrote {path}")

@@ -20,6 +20,7 @@ from treeseek.cli.app import app
 from treeseek.cli.common import (
     DbOption,
     JsonOption,
+    display_text,
     open_database,
     out_console,
     print_json,
@@ -152,6 +153,6 @@ def _emit(as_json: bool, payload: dict[str, Any], lines: list[str]) -> None:
         print_json(payload)
         return
     for line in lines:
-        out_console.print(line, markup=False, highlight=False)
+        out_console.print(display_text(line), markup=False, highlight=False)
     if not lines:
         out_console.print("(none)")

@@ -15,14 +15,15 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from treeseek.cli.app import app
 from treeseek.cli.common import (
     DbOption,
     JsonOption,
+    display_markup,
     display_path,
+    display_text,
     open_database,
     out_console,
     print_json,
@@ -56,7 +57,7 @@ def _print_round(trace: Trace, rnd: RoundTrace) -> None:
     for column in ("block", "candidates", "prefix", "ranked_ids", "done", "tokens", "usage"):
         table.add_column(column, overflow="fold")
     for bt in rnd.blocks:
-        extra = f" (dropped {', '.join(bt.dropped_ids)})" if bt.dropped_ids else ""
+        extra = f" (dropped {display_markup(', '.join(bt.dropped_ids))})" if bt.dropped_ids else ""
         table.add_row(
             str(bt.index + 1),
             str(len(bt.candidate_set)),
@@ -80,19 +81,22 @@ def _print_round(trace: Trace, rnd: RoundTrace) -> None:
         f" · llm {rnd.llm_s * 1000:.1f} ms"
     )
     if rnd.cache_window:
-        console.print(f"  cache window:      {', '.join(rnd.cache_window)}")
+        console.print(f"  cache window:      {display_markup(', '.join(rnd.cache_window))}")
 
 
 def print_trace(result: Result) -> None:
     trace = result.trace
-    params = " ".join(f"{k}={v}" for k, v in trace.params.items())
-    console.print(f"[bold]{trace.strategy}[/bold] via {trace.navigator} · {params}")
+    params = display_markup(" ".join(f"{k}={v}" for k, v in trace.params.items()))
+    console.print(
+        f"[bold]{display_markup(trace.strategy)}[/bold] via {display_markup(trace.navigator)}"
+        f" · {params}"
+    )
     for rnd in trace.rounds:
         _print_round(trace, rnd)
     console.rule()
-    console.print(f"stopped: {trace.stop_reason} · {trace.wall_s * 1000:.0f} ms")
+    console.print(f"stopped: {display_markup(trace.stop_reason)} · {trace.wall_s * 1000:.0f} ms")
     for event in trace.events:
-        console.print(f"  {escape(event)}")
+        console.print(f"  {display_markup(event)}")
 
 
 def print_files(result: Result, show_content: bool) -> None:
@@ -102,12 +106,15 @@ def print_files(result: Result, show_content: bool) -> None:
         note = "" if hit.content_status == "stored" else f"  ({hit.content_status})"
         if hit.truncated:
             note += "  (truncated)"
-        out_console.print(f"{rank:>2}. {display_path(hit.path)}{note}")
+        out_console.print(f"{rank:>2}. {display_path(hit.path)}{display_markup(note)}")
         if show_content and hit.content is not None:
-            out_console.print(hit.content, highlight=False, markup=False)
+            out_console.print(
+                display_text(hit.content, keep_newlines=True), highlight=False, markup=False
+            )
     cost = f" · ${result.cost_usd:.4f}" if result.cost_usd is not None else ""
     console.print(
-        f"[dim]{result.strategy} via {result.navigator} · {_usage_text(result.usage)}{cost}[/dim]"
+        f"[dim]{display_markup(result.strategy)} via {display_markup(result.navigator)}"
+        f" · {_usage_text(result.usage)}{cost}[/dim]"
     )
 
 

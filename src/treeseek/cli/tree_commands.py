@@ -182,7 +182,7 @@ def index_command(
     show_progress = not as_json and err_console.is_terminal
     hooks = _hooks_with_vectors(vectors) if vectors else None
     with (
-        open_database(db, hooks=hooks) as database,
+        open_database(db, hooks=hooks, create=True) as database,
         _progress_bar(show_progress) as update,
     ):
         report = database.index(
