@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from treeseek._closing import Closing
 from treeseek.config import resolve_db_path
-from treeseek.errors import BuildError, ConfigError, NodeNotFound, PathError
+from treeseek.errors import BuildError, ConfigError, NodeNotFound, PathError, StoreError
 from treeseek.index.run import (
     DEFAULT_MAX_FILE_BYTES,
     IndexHook,
@@ -43,8 +43,40 @@ NodeRef = str | Node
 _LOOKS_LIKE_ID = re.compile(r"[a-z2-7]{10}")
 
 
+def check_tree_name(name: object) -> str:
+    """A tree name as the API takes it: a string of valid Unicode (ConfigError otherwise)."""
+    if not isinstance(name, str):
+        raise ConfigError(f"a tree name is a string, got {type(name).__name__} {name!r:.80}")
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ConfigError(
+            f"tree name {name!r:.80} is not valid Unicode (it has a lone surrogate)"
+        ) from None
+    return name
+
+
+def check_path_text(path: object, what: str = "path") -> str:
+    """A path as the API takes it: a string that is a file name's text (the bytes of a
+    non-UTF-8 name as ``os.fsdecode`` gives them are fine; other lone surrogates, NULs and
+    non-strings are a PathError)."""
+    if not isinstance(path, str):
+        raise PathError(f"a {what} is a string, got {type(path).__name__} {path!r:.80}")
+    try:
+        path.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raise PathError(
+            f"{what} {path!r:.80} has a lone surrogate no file name can have; pass names as "
+            "os.fsdecode() gives them"
+        ) from None
+    if "\0" in path:
+        raise PathError(f"{what} {path!r:.80} contains a NUL character")
+    return path
+
+
 def normalize_query_path(path: str) -> str:
     """A user-typed repo-relative path in stored form (``./a//b/`` -> ``a/b``; ``.`` -> root)."""
+    check_path_text(path)
     parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
     if path.startswith("/") or ".." in parts:
         raise PathError(f"path {path!r} is not inside the tree; give a repo-relative path")
@@ -86,9 +118,14 @@ class Database(Closing):
         then has no contents. ``name`` defaults to the directory's or file's name. ``base``: a
         new tree starts from a copy of tree ``base`` and applies only the differences.
         """
+        for where in (source, paths_from):
+            if isinstance(where, str | Path):
+                check_path_text(str(where), "source path")
+        if base is not None:
+            check_tree_name(base)
         builder = self._builder(source, paths_from)
         self._skip_own_files(builder)
-        tree_name = name or _default_name(source, paths_from)
+        tree_name = check_tree_name(name or _default_name(source, paths_from))
         self.caches.drop(tree_name)  # a new version: what was derived from the old one goes
         return index_tree(
             self.store,
@@ -132,7 +169,7 @@ class Database(Closing):
 
     def delete(self, name: str) -> None:
         """Remove a tree and the contents no other tree uses."""
-        self.caches.drop(name)
+        self.caches.drop(check_tree_name(name))
         self.store.delete_tree(name)
 
     # -- reading -------------------------------------------------------------------------
@@ -140,15 +177,17 @@ class Database(Closing):
         return self.store.trees()
 
     def tree(self, name: str) -> TreeInfo:
-        return self.store.tree(name)
+        return self.store.tree(check_tree_name(name))
 
     def root(self, tree: str) -> Node:
-        return self.store.root(tree)
+        return self.store.root(check_tree_name(tree))
 
     def node(self, tree: str, ref: NodeRef) -> Node:
         """A node by id or by repo-relative path (ids are tried first)."""
+        check_tree_name(tree)
         if isinstance(ref, Node):
             return ref
+        check_path_text(ref, "node path or id")
         if _LOOKS_LIKE_ID.fullmatch(ref):
             try:
                 return self.store.node(tree, ref)
@@ -164,7 +203,7 @@ class Database(Closing):
     def children(self, tree: str, ref: NodeRef = ROOT_PATH) -> list[Node]:
         """Direct children of a node (id, path or Node) in stored sibling order."""
         if isinstance(ref, Node):
-            return self.store.children(tree, ref.id)
+            return self.store.children(check_tree_name(tree), ref.id)
         return self.store.children(tree, self.node(tree, ref).id)
 
     def subtree(self, tree: str, ref: NodeRef = ROOT_PATH) -> Iterator[Node]:
@@ -216,6 +255,7 @@ class Database(Closing):
             raise ConfigError(
                 f"unknown query option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
             )
+        check_tree_name(tree)
         if navigator is None:
             navigator = navigator_from_spec(None)
         # no strategy (or None): flat with no LLM, LLM tree search (auto) with one
@@ -244,11 +284,28 @@ def _default_name(source: str | Path | TreeBuilder | None, paths_from: str | Pat
     return name
 
 
-def open(path: str | Path | None = None, *, hooks: Sequence[IndexHook] | None = None) -> Database:
+def open(
+    path: str | Path | None = None,
+    *,
+    hooks: Sequence[IndexHook] | None = None,
+    create: bool = True,
+) -> Database:
     """Open (creating if needed) a treeseek database.
 
     ``path``: the SQLite file; defaults to ``$TREESEEK_DB`` or the per-user default
     (:func:`treeseek.config.resolve_db_path`). ``hooks``: index hooks for derived layers
     (default: the registered ones, :data:`treeseek.index.run.DEFAULT_HOOK_FACTORIES`).
+    ``create=False``: a missing file is a StoreError, and nothing (no directory, no file) is
+    created; what read-only commands use.
     """
-    return Database(open_store(resolve_db_path(path)), hooks=hooks)
+    if path is not None and not isinstance(path, str | Path):
+        raise ConfigError(f"a database path is a string or a Path, got {type(path).__name__}")
+    if isinstance(path, str):
+        check_path_text(path, "database path")
+    db_path = resolve_db_path(path)
+    if not create and not db_path.exists():
+        raise StoreError(
+            f"no treeseek database at {db_path}; index a tree into it first "
+            "(`treeseek index DIR --db FILE`), or point --db / TREESEEK_DB at an existing one"
+        )
+    return Database(open_store(db_path), hooks=hooks)

@@ -30,6 +30,7 @@ import json
 import logging
 import math
 import random
+import re
 import time
 from abc import abstractmethod
 from collections.abc import Callable, Iterable, Mapping
@@ -122,6 +123,9 @@ class Correction:
     message: str = CORRECTION_MESSAGE
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def wire_text(text: str) -> str:
     """``text`` as valid Unicode for a JSON request body.
 
@@ -131,7 +135,10 @@ def wire_text(text: str) -> str:
     """
     if text.isascii():
         return text
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:  # a lone surrogate that is no escaped byte (e.g. in a question)
+        return _SURROGATE.sub("\ufffd", text)
 
 
 def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:

@@ -17,9 +17,12 @@ from treeseek.search.trace import Trace
 from treeseek.store.base import Store
 from treeseek.trees.model import TreeInfo
 
-#: the longest question a query takes (characters): 1 Mi, far above an issue with its stack
-#: trace; every signal reads the whole question, so this bounds a query's work
-MAX_QUESTION_CHARS = 1 << 20
+#: the longest question a query takes (characters): 256 Ki, far above an issue with its stack
+#: trace (CLI: from stdin or --question-file past the command line's 128 KiB). Every signal
+#: reads the whole question, linearly: ~9 us/char for flat on this project's machine under
+#: load, so a maximal question costs ~2.4 s (measured 2026-11-23, load average ~20); a 10 MB
+#: question (26 s before) is refused at once with a ConfigError
+MAX_QUESTION_CHARS = 1 << 18
 
 
 @dataclass(frozen=True, slots=True)
