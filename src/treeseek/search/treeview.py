@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from treeseek.errors import RetrievalError
 from treeseek.store.base import Store
 from treeseek.trees.model import Node
 
@@ -52,9 +53,21 @@ class TreeView:
             fetched = self.store.children_many(self.tree, wanted)
             for node_id in wanted:
                 kids = fetched.get(node_id, [])
+                if not kids:
+                    self._changed(node_id)
                 self._children[node_id] = kids
                 self.remember(kids)
         return {n.id: (self._children.get(n.id, []) if n.has_children else []) for n in nodes}
+
+    def _changed(self, node_id: str) -> None:
+        """A directory that had children has none: the tree was deleted or re-indexed while
+        the query read it. Say so (TreeNotFound when it is gone) instead of searching on as if
+        it were empty, which ended in "no files found"."""
+        self.store.tree(self.tree)  # TreeNotFound when the tree was deleted
+        raise RetrievalError(
+            f"tree {self.tree!r} changed while the query read it (node {node_id} lost its "
+            "children: re-indexed or being deleted); run the query again"
+        )
 
     def children(self, node: Node) -> list[Node]:
         return self.children_many([node])[node.id]
