@@ -297,6 +297,10 @@ class ProviderNavigator(Navigator):
             except PermanentProviderError as exc:
                 raise LLMError(f"{self.name}: the provider rejected the request: {exc}") from exc
             except TransientProviderError as exc:
+                if deadline.expired():  # the attempt was cut by the query's deadline
+                    raise deadline.error(
+                        f"while waiting for {self.name} ({exc.reason}; attempt {attempt + 1})"
+                    ) from exc
                 if attempt + 1 >= attempts:
                     raise LLMError(
                         f"{self.name}: provider still failing after {attempts} attempts: "

@@ -34,6 +34,8 @@ TIMEOUT_ENV = "TREESEEK_LLM_TIMEOUT"
 RETRIES_ENV = "TREESEEK_LLM_RETRIES"
 
 Clock = Callable[[], float]
+#: the clock of deadlines made without one (a test may replace it with a fake clock)
+default_clock: Clock = time.monotonic
 
 
 def seconds(value: object, what: str, *, allow_zero: bool = True) -> float:
@@ -78,12 +80,12 @@ class Deadline:
         total_s: float | None,
         *,
         call_timeout_s: float | None = None,
-        clock: Clock = time.monotonic,
+        clock: Clock | None = None,
     ) -> None:
         self.total_s = total_s
         self.call_timeout_s = call_timeout_s
-        self.clock = clock
-        self.started = clock()
+        self.clock = clock or default_clock
+        self.started = self.clock()
         self.at = None if total_s is None else self.started + total_s
 
     @classmethod

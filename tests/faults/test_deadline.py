@@ -1,0 +1,176 @@
+"""Deadlines and retries on a fake clock: exact, and no test ever waits."""
+
+from __future__ import annotations
+
+import pytest
+
+import treeseek
+from conftest import TREE
+from treeseek.errors import DeadlineExceeded, LLMError
+from treeseek.llm._limits import ConcurrencyLimiter
+from treeseek.llm._protocol import (
+    Correction,
+    ProviderNavigator,
+    RawReply,
+    RetryPolicy,
+    TransientProviderError,
+)
+from treeseek.llm.base import Candidate, RankRequest, Usage
+from treeseek.llm.deadline import (
+    DEFAULT_DEADLINE_S,
+    Deadline,
+    resolve_deadline_s,
+)
+from treeseek.search.trace import DEADLINE_STOP
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.sleeps: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+class SlowProvider(ProviderNavigator):
+    """Every attempt uses its whole timeout and fails (a server answering after 70 s), or
+    answers after ``answer_after`` seconds with the first candidate."""
+
+    name = "slow"
+
+    def __init__(self, clock: FakeClock, *, answer_after: float = 70.0, **kw: object) -> None:
+        super().__init__(
+            limiter=ConcurrencyLimiter(8), seed=1, clock=clock, sleep=clock.sleep, **kw
+        )  # type: ignore[arg-type]
+        self.clock = clock
+        self.answer_after = answer_after
+        self.timeouts: list[float] = []
+
+    def _send(
+        self, request: RankRequest, correction: Correction | None, timeout_s: float
+    ) -> RawReply:
+        self.timeouts.append(timeout_s)
+        if self.answer_after > timeout_s:
+            self.clock.now += timeout_s
+            raise TransientProviderError("timeout: no answer")
+        self.clock.now += self.answer_after
+        first = request.candidates[0]
+        return RawReply({"ranked_ids": [first.id], "done": first.type == "file"}, "", Usage(1))
+
+
+def _request(deadline: Deadline | None) -> RankRequest:
+    cands = (Candidate("n1", "a.py", "file"),)
+    return RankRequest((), "m", "q", cands, 1, deadline=deadline)
+
+
+def test_without_a_deadline_a_70s_server_fails_after_all_retries() -> None:
+    clock = FakeClock()
+    nav = SlowProvider(clock, policy=RetryPolicy(timeout_s=60, max_retries=4))
+    with pytest.raises(LLMError, match="after 5 attempts"):
+        nav.rank(_request(None))
+    assert nav.timeouts == [60.0] * 5
+    assert clock.now - 1000 > 300  # the issue's 316 s
+
+
+def test_the_deadline_cuts_call_timeouts_and_stops_retrying() -> None:
+    clock = FakeClock()
+    nav = SlowProvider(clock, policy=RetryPolicy(timeout_s=60, max_retries=4, jitter=0.0))
+    deadline = Deadline(100.0, clock=clock)
+    with pytest.raises(DeadlineExceeded, match="100 s deadline"):
+        nav.rank(_request(deadline))
+    assert nav.timeouts[0] == 60.0
+    assert nav.timeouts[1] == pytest.approx(100 - 60 - 0.5)  # the time left after a backoff
+    assert clock.now - 1000 <= 100.0 + 1e-9  # never past the deadline
+    assert sum(clock.sleeps) < 1.0  # no backoff slept past it
+
+
+def test_a_retry_after_longer_than_the_time_left_is_not_slept() -> None:
+    clock = FakeClock()
+
+    class RateLimited(SlowProvider):
+        def _send(self, request, correction, timeout_s):  # type: ignore[no-untyped-def]
+            self.timeouts.append(timeout_s)
+            raise TransientProviderError("HTTP 429", retry_after=50.0)
+
+    nav = RateLimited(clock, policy=RetryPolicy(timeout_s=60, max_retries=4))
+    with pytest.raises(DeadlineExceeded):
+        nav.rank(_request(Deadline(30.0, clock=clock)))
+    assert clock.sleeps == [] and len(nav.timeouts) == 1
+
+
+def test_per_call_timeout_override() -> None:
+    clock = FakeClock()
+    nav = SlowProvider(clock, answer_after=5.0, policy=RetryPolicy(timeout_s=60, max_retries=1))
+    with pytest.raises(LLMError, match="after 2 attempts"):
+        nav.rank(_request(Deadline(None, call_timeout_s=2.0, clock=clock)))
+    assert nav.timeouts == [2.0, 2.0]
+
+
+def test_deadline_resolution(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert resolve_deadline_s(None, {}) == DEFAULT_DEADLINE_S
+    assert resolve_deadline_s(None, {"TREESEEK_DEADLINE": "12.5"}) == 12.5
+    assert resolve_deadline_s(None, {"TREESEEK_DEADLINE": "0"}) is None
+    assert resolve_deadline_s(3, {"TREESEEK_DEADLINE": "12"}) == 3.0
+    assert resolve_deadline_s(0, {}) is None
+    for bad in ("soon", "-1"):
+        with pytest.raises(treeseek.errors.ConfigError, match="TREESEEK_DEADLINE"):
+            resolve_deadline_s(None, {"TREESEEK_DEADLINE": bad})
+
+
+def test_llm_timeout_and_retries_from_the_environment() -> None:
+    from treeseek.llm.select import navigator_from_spec
+
+    env = {
+        "TREESEEK_LLM_TIMEOUT": "7",
+        "TREESEEK_LLM_RETRIES": "1",
+        "OPENAI_COMPATIBLE_API_KEY": "k",
+    }
+    nav = navigator_from_spec("openai-compatible:m@http://127.0.0.1:9/v1", env=env)
+    assert isinstance(nav, ProviderNavigator)
+    assert (nav.policy.timeout_s, nav.policy.max_retries) == (7.0, 1)
+    with pytest.raises(treeseek.errors.ConfigError, match="TREESEEK_LLM_RETRIES"):
+        navigator_from_spec("openai-compatible:m@http://x/v1", env={"TREESEEK_LLM_RETRIES": "x"})
+
+
+@pytest.mark.parametrize("strategy", ["beam", "block"])
+def test_tree_search_returns_finished_rounds_at_the_deadline(
+    hostile_db: treeseek.Database, strategy: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rounds that finished before the deadline stand; the round that ran into it does not."""
+    clock = FakeClock()
+    monkeypatch.setattr("treeseek.llm.deadline.default_clock", clock)
+    # each call answers after 30 s: with 50 s, round 0 finishes and round 1 is cut
+    nav = SlowProvider(clock, answer_after=30.0, policy=RetryPolicy(timeout_s=60, max_retries=0))
+
+    def first_file_then_dirs(request, correction, timeout_s):  # type: ignore[no-untyped-def]
+        nav.timeouts.append(timeout_s)
+        if timeout_s < 30.0:
+            clock.now += timeout_s
+            raise TransientProviderError("timeout")
+        clock.now += 30.0
+        files = [c.id for c in request.candidates if c.type == "file"][:1]
+        dirs = [c.id for c in request.candidates if c.type == "directory"]
+        return RawReply({"ranked_ids": files + dirs, "done": False}, "", Usage(1))
+
+    nav._send = first_file_then_dirs  # type: ignore[method-assign]
+    result = hostile_db.query(TREE, "q", navigator=nav, strategy=strategy, k=10, deadline_s=50)
+    assert result.trace.stop_reason == DEADLINE_STOP
+    assert [f.path for f in result.files] == ["README.md"]  # what round 0 found
+    assert len(result.trace.rounds) == 1
+    assert clock.now - 1000 == pytest.approx(50.0)
+
+
+def test_no_file_before_the_deadline_is_an_error(
+    hostile_db: treeseek.Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = FakeClock()
+    monkeypatch.setattr("treeseek.llm.deadline.default_clock", clock)
+    nav = SlowProvider(clock, policy=RetryPolicy(timeout_s=60, max_retries=4))
+    with pytest.raises(DeadlineExceeded, match="before block search found any file"):
+        hostile_db.query(TREE, "q", navigator=nav, strategy="block", deadline_s=100)
+    assert clock.now - 1000 <= 100 + 1e-9
