@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from hostile_llm import TREE
 
 import treeseek
-from conftest import TREE
 from treeseek.errors import DeadlineExceeded, LLMError
 from treeseek.llm._limits import ConcurrencyLimiter
 from treeseek.llm._protocol import (

@@ -8,10 +8,9 @@ providers are checked by attempt counts, never by wall time.
 from __future__ import annotations
 
 import pytest
-from hostile_llm import MODES, HostileServer
+from hostile_llm import HOSTILE_FILES, MODES, TREE, HostileServer
 
 import treeseek
-from conftest import HOSTILE_FILES, TREE
 from treeseek.errors import DeadlineExceeded, LLMError, TreeseekError
 from treeseek.llm._limits import ConcurrencyLimiter
 from treeseek.llm._protocol import ProviderNavigator, RetryPolicy

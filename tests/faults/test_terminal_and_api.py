@@ -8,11 +8,10 @@ import re
 from pathlib import Path
 
 import pytest
-from hostile_llm import HostileServer
+from hostile_llm import TREE, HostileServer
 from typer.testing import CliRunner
 
 import treeseek
-from conftest import TREE
 from treeseek.cli.app import load_commands
 from treeseek.cli.common import display_text
 from treeseek.errors import ConfigError, PathError, RetrievalError, StoreError, TreeNotFound
