@@ -166,23 +166,28 @@ def loads_bounded(text: str | bytes, limits: ReplyLimits = DEFAULT_LIMITS) -> An
         raise LLMResponseError(f"reply is not valid JSON: {str(exc)[:120]}") from None
 
 
-def json_spans(text: str, max_depth: int = DEFAULT_LIMITS.max_depth) -> list[tuple[int, int]]:
+def json_spans(
+    text: str, max_depth: int = DEFAULT_LIMITS.max_depth, max_spans: int = DEFAULT_LIMITS.max_spans
+) -> list[tuple[int, int]]:
     """Balanced ``{...}`` spans of ``text`` worth decoding, in order, in one linear pass.
 
     Outside objects only ``{`` matters (prose quotes and brackets are ignored); inside one,
     strings are skipped whole and brackets must match. A span is returned when it closes and
     no enclosing span closes around it (the outermost balanced objects; a stray unclosed ``{``
     in prose does not hide the object after it). A mismatched bracket or nesting past
-    ``max_depth`` abandons the open spans and the scan goes on from there.
+    ``max_depth`` abandons the open spans and the scan goes on from there. The scan stops
+    after ``max_spans`` top-level starts.
     """
     spans: list[tuple[int, int]] = []
     token = re.compile(r'"(?:[^"\\]|\\.)*+(?:"|\\?\Z)|[\[\]{}]', re.S)
     n = len(text)
     pos = 0
-    while pos < n:
+    starts = 0
+    while pos < n and starts < max_spans:
         start = text.find("{", pos)
         if start < 0:
             break
+        starts += 1
         stack: list[tuple[str, int]] = []  # (expected closer, start)
         closed_here: list[tuple[int, int]] = []
         pos = start
@@ -305,7 +310,7 @@ def read_text(text: str, limits: ReplyLimits = DEFAULT_LIMITS) -> ParsedRank:
             f"reply text of {len(text)} characters is over the {limits.max_bytes} cap"
         )
     text = text[: limits.max_scan_chars]
-    for start, end in json_spans(text, limits.max_depth)[: limits.max_spans]:
+    for start, end in json_spans(text, limits.max_depth, limits.max_spans)[: limits.max_spans]:
         try:
             value = json.loads(text[start:end])
         except (ValueError, RecursionError):
