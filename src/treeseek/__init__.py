@@ -16,6 +16,7 @@ from treeseek.database import Database, open
 from treeseek.errors import (
     BuildError,
     ConfigError,
+    DeadlineExceeded,
     LLMError,
     LLMResponseError,
     NodeNotFound,
@@ -36,6 +37,7 @@ __all__ = [
     "ConfigError",
     "ContentStatus",
     "Database",
+    "DeadlineExceeded",
     "FileHit",
     "IndexHook",
     "IndexProgress",
