@@ -66,7 +66,7 @@ def handle_errors() -> Iterator[None]:
     try:
         yield
     except TreeseekError as exc:
-        err_console.print(f"[red]error:[/red] {escape(display_text(str(exc)))}")
+        err_console.print(f"[red]error:[/red] {escape(display_text(str(exc)))}", soft_wrap=True)
         raise typer.Exit(1) from exc
     except KeyboardInterrupt as exc:
         err_console.print("[red]interrupted[/red]")

@@ -6,6 +6,11 @@
 
 ``--json`` prints one object: ``files`` (best first, each with ``path``, ``node_id`` and
 ``content``), ``trace``, ``usage``, ``cost_usd``, ``strategy`` and ``navigator``.
+
+With ``--budget N`` (tokens) or ``--disclose paths|outline|spans|full`` the answer is a
+budgeted context instead (``treeseek.context``): line spans with ``path:start-end`` headers and
+numbered lines, or the JSON of docs/context.md with ``--json``. The cost footer is printed when
+an LLM was called, or with ``--stats``.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from treeseek.cli.common import (
     print_json,
 )
 from treeseek.cli.common import err_console as console
+from treeseek.context.model import Context
 from treeseek.llm.base import Usage
 from treeseek.search.base import QueryOptions, Result
 from treeseek.search.trace import RoundTrace, Trace
@@ -92,7 +98,17 @@ def print_trace(result: Result) -> None:
         console.print(f"  {escape(event)}")
 
 
-def print_files(result: Result, show_content: bool) -> None:
+def print_footer(result: Result, stats: bool) -> None:
+    """The strategy / usage / cost line (stderr), when an LLM was called or asked for."""
+    if not stats and result.usage.calls == 0:
+        return
+    cost = f" · ${result.cost_usd:.4f}" if result.cost_usd is not None else ""
+    console.print(
+        f"[dim]{result.strategy} via {result.navigator} · {_usage_text(result.usage)}{cost}[/dim]"
+    )
+
+
+def print_files(result: Result, show_content: bool, stats: bool = False) -> None:
     if not result.files:
         out_console.print("no files found")
     for rank, hit in enumerate(result.files, 1):
@@ -101,11 +117,8 @@ def print_files(result: Result, show_content: bool) -> None:
             note += "  (truncated)"
         out_console.print(f"{rank:>2}. {display_path(hit.path)}{note}")
         if show_content and hit.content is not None:
-            out_console.print(hit.content, highlight=False, markup=False)
-    cost = f" · ${result.cost_usd:.4f}" if result.cost_usd is not None else ""
-    console.print(
-        f"[dim]{result.strategy} via {result.navigator} · {_usage_text(result.usage)}{cost}[/dim]"
-    )
+            out_console.print(hit.content, highlight=False, markup=False, soft_wrap=True)
+    print_footer(result, stats)
 
 
 @app.command("query")
@@ -164,6 +177,24 @@ def query_command(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Disable prompt caching.")] = False,
     trace: Annotated[bool, typer.Option("--trace", help="Print every round's decisions.")] = False,
     content: Annotated[bool, typer.Option("--content", help="Print the files' contents.")] = False,
+    budget: Annotated[
+        int | None,
+        typer.Option(
+            help="Answer with line spans that fit this many tokens (cl100k), best first.",
+            show_default=False,
+        ),
+    ] = None,
+    disclose: Annotated[
+        str | None,
+        typer.Option(
+            help="What a budgeted answer shows: paths, outline, spans (default) or full "
+            "(whole files until the budget is spent). Implies --budget 8000 when not given.",
+            show_default=False,
+        ),
+    ] = None,
+    stats: Annotated[
+        bool, typer.Option("--stats", help="Print the strategy, usage and cost footer.")
+    ] = False,
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
@@ -184,11 +215,37 @@ def query_command(
         vectors=vectors,
         cache=not no_cache,
     )
+    if budget is not None or disclose is not None:
+        from dataclasses import replace
+
+        options = replace(options, include_content=False)
     with handle_errors(), open_database(db) as database:
         result = run_query(database.store, database.tree(tree), question, options, navigator)
+        if budget is not None or disclose is not None:
+            answer = database.disclose(
+                tree, result, disclose or "spans", budget=budget, query=question
+            )
     if trace:
         print_trace(result)
-    if as_json:
+    if budget is not None or disclose is not None:
+        print_context(answer, as_json)
+        print_footer(result, stats)
+    elif as_json:
         print_json({"tree": tree, "query": question, **result.to_dict()})
     else:
-        print_files(result, content)
+        print_files(result, content, stats)
+
+
+def print_context(answer: Context, as_json: bool) -> None:
+    """A budgeted answer: its JSON, or its text on stdout and the budget line on stderr."""
+    from treeseek.context.render import budget_line, render_context
+
+    if as_json:
+        print_json(answer.to_dict())
+        return
+    text = render_context(answer)
+    if text:
+        typer.echo(text)  # plain: never wrapped, whatever the terminal
+    else:
+        out_console.print("nothing fits the budget" if answer.files else "no files found")
+    console.print(f"[dim]{escape(budget_line(answer))}[/dim]")

@@ -1,0 +1,23 @@
+"""The lower layers this package reads, imported in one place (modules move; this follows)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from treeseek.code.tokenize import code_tokens
+from treeseek.search.pathrank import QUERY_STOPWORDS
+from treeseek.store.code_base import CodeStore
+
+
+def code_store(store: Any) -> CodeStore:
+    """The code-layer store of ``store``'s database."""
+    code = getattr(store, "code", None)
+    if callable(code):
+        found: CodeStore = code()
+        return found
+    from treeseek.store.code_sqlite import code_store_for
+
+    return code_store_for(store)
+
+
+__all__ = ["QUERY_STOPWORDS", "CodeStore", "code_store", "code_tokens"]
