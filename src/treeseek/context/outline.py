@@ -90,8 +90,10 @@ def render_file_outline(path: str, lines: int, items: Sequence[OutlineItem]) -> 
     for item in items:
         span = f"{item.start_line:>{width}}-{item.end_line:<{width}}"
         doc = f"  # {item.doc}" if item.doc else ""
-        word = _KIND_WORD.get(item.kind, item.kind)
-        out.append(f"  {span} {'  ' * item.depth}{word} {item.signature}{doc}")
+        name = item.name_path.rpartition("::")[2].rpartition(".")[2]
+        # Python-style signatures start with the name: say what it is; others carry keywords
+        word = _KIND_WORD.get(item.kind, item.kind) + " " if item.signature.startswith(name) else ""
+        out.append(f"  {span} {'  ' * item.depth}{word}{item.signature}{doc}")
     return "\n".join(out)
 
 
