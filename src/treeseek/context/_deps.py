@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from treeseek.code.tokenize import code_tokens
-from treeseek.search.pathrank import QUERY_STOPWORDS
 from treeseek.store.code_base import CodeStore
+from treeseek.text.tokens import QUERY_STOPWORDS, code_tokens
 
 
 def code_store(store: Any) -> CodeStore:
