@@ -319,13 +319,12 @@ def _unit(p: Plan, costs: _Costs, anchor: Anchor, cap: int, priority: float) -> 
     symbols = p.source.symbols(path)
     by_qname = {s.qname: s for s in symbols}
     named = by_qname.get(anchor.symbol) if anchor.symbol else None
-    if anchor.start_line > 0:
-        lo, hi = max(1, anchor.start_line), min(n, max(anchor.start_line, anchor.end_line))
+    if anchor.start_line > 0:  # lines past the end (stale evidence) clip to the last one
+        lo = min(n, anchor.start_line)
+        hi = max(lo, min(n, anchor.end_line))
     elif named is not None:
         lo, hi = named.start_line, min(n, named.end_line)
     else:
-        return None
-    if lo > n:
         return None
     focus = anchor.focus if anchor.focus and lo <= anchor.focus <= hi else _hottest(p, path, lo, hi)
     around = _enclosing(symbols, focus)
@@ -396,10 +395,19 @@ def _other(inner: Symbol | None, sym: Symbol) -> str | None:
 def units(p: Plan, costs: _Costs, cap: int) -> list[Unit]:
     """Every anchor's unit, in priority order."""
     out: list[Unit] = []
-    for path in p.paths:
-        for j, anchor in enumerate(p.anchors.get(path, ())):
+    for rank, path in enumerate(p.paths):
+        found = 0
+        anchors = list(p.anchors.get(path, ()))
+        for j, anchor in enumerate(anchors):
             priority = 1.0 / (1 + anchor.file_rank) / (1 + j)
             u = _unit(p, costs, anchor, cap, priority)
+            if u is not None:
+                out.append(u)
+                found += 1
+        if not found:  # no anchor made a unit: the file's head
+            n = len(p.source.lines(path) or [])
+            head = Anchor(path, rank, 1, min(n, HEAD_LINES), "head")
+            u = _unit(p, costs, head, cap, 1.0 / (1 + rank) / (1 + len(anchors)))
             if u is not None:
                 out.append(u)
     out.sort(key=lambda u: -u.priority)  # stable: file order, then anchor order
