@@ -53,7 +53,7 @@ def test_an_ambiguous_path_suffix_lists_the_files(shop: Database) -> None:
 
 
 def test_unknown_names_are_clear_errors(shop: Database) -> None:
-    with pytest.raises(NodeNotFound, match="no symbol 'nope' in payments/retry.py"):
+    with pytest.raises(NodeNotFound, match=r"no symbol 'nope' in payments/retry\.py"):
         shop.resolve_symbol("shop", f"{RETRY}::nope")
     with pytest.raises(NodeNotFound, match="no symbol named 'nope'"):
         shop.resolve_symbol("shop", "nope")
@@ -80,7 +80,7 @@ def test_lines_and_their_bounds(shop: Database) -> None:
     assert span.text.splitlines()[0] == "    def delay(self, attempt: int) -> float:"
     assert span.symbol == f"{RETRY}::Backoff.delay"
     assert shop.lines("shop", RETRY, 148).end_line == 151 - 1  # to the end: 150 lines
-    with pytest.raises(PathError, match="past the end of payments/retry.py \\(150 lines\\)"):
+    with pytest.raises(PathError, match=r"past the end of payments/retry\.py \(150 lines\)"):
         shop.lines("shop", RETRY, 149, 400)
     with pytest.raises(PathError, match="the end is before the start"):
         shop.lines("shop", RETRY, 20, 10)

@@ -4,7 +4,6 @@ spans (1-based, inclusive), signatures and first doc lines, from a real indexed 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -13,16 +12,144 @@ from treeseek.context.render import render_outline
 from treeseek.database import Database
 
 SOURCES = {
-    "F.java": 'package greet;\n\n/** Greets people. */\npublic class Greeter {\n    /** Say hello. */\n    public String greet(String name) {\n        return "hi " + name;\n    }\n}\n',
-    "a.py": '"""Module doc."""\nimport os\n\n\nclass Greeter:\n    """Greets people."""\n\n    def greet(self, name: str) -> str:\n        """Say hello."""\n        return "hi " + name\n\n\ndef main():\n    return Greeter().greet("x")\n',
-    "b.js": '/** Greets people. */\nclass Greeter {\n  greet(name) { return "hi " + name; }\n}\n\n/** Entry point. */\nfunction main() {\n  return new Greeter().greet("x");\n}\n',
-    "c.ts": '/** Greets people. */\nexport class Greeter {\n  greet(name: string): string { return "hi " + name; }\n}\n\n/** Entry point. */\nexport function main(): string {\n  return new Greeter().greet("x");\n}\n',
-    "d.go": 'package greet\n\n// Greeter greets people.\ntype Greeter struct {\n\tname string\n}\n\n// Greet says hello.\nfunc (g *Greeter) Greet(name string) string {\n\treturn "hi " + name\n}\n\n// Main is the entry point.\nfunc Main() string {\n\treturn (&Greeter{}).Greet("x")\n}\n',
-    "e.rs": '/// Greets people.\npub struct Greeter {\n    name: String,\n}\n\nimpl Greeter {\n    /// Say hello.\n    pub fn greet(&self, name: &str) -> String {\n        format!("hi {}", name)\n    }\n}\n\n/// Entry point.\npub fn main() {\n    let _ = Greeter { name: String::new() }.greet("x");\n}\n',
-    "g.c": '#include <stdio.h>\n\n/* Greets people. */\nstruct greeter {\n    int n;\n};\n\n/* Say hello. */\nint greet(const char *name) {\n    return printf("hi %s", name);\n}\n',
-    "h.cpp": '#include <string>\n\n// Greets people.\nclass Greeter {\npublic:\n    // Say hello.\n    std::string greet(const std::string& name) { return "hi " + name; }\n};\n\n// Entry point.\nint main() {\n    return Greeter().greet("x").size();\n}\n',
-    "i.rb": '# Greets people.\nclass Greeter\n  # Say hello.\n  def greet(name)\n    "hi " + name\n  end\nend\n\n# Entry point.\ndef main\n  Greeter.new.greet("x")\nend\n',
-    "j.cs": 'namespace Greet {\n    /// <summary>Greets people.</summary>\n    public class Greeter {\n        /// <summary>Say hello.</summary>\n        public string Greet(string name) {\n            return "hi " + name;\n        }\n    }\n}\n',
+    "F.java": """\
+package greet;
+
+/** Greets people. */
+public class Greeter {
+    /** Say hello. */
+    public String greet(String name) {
+        return "hi " + name;
+    }
+}
+""",
+    "a.py": '''\
+"""Module doc."""
+import os
+
+
+class Greeter:
+    """Greets people."""
+
+    def greet(self, name: str) -> str:
+        """Say hello."""
+        return "hi " + name
+
+
+def main():
+    return Greeter().greet("x")
+''',
+    "b.js": """\
+/** Greets people. */
+class Greeter {
+  greet(name) { return "hi " + name; }
+}
+
+/** Entry point. */
+function main() {
+  return new Greeter().greet("x");
+}
+""",
+    "c.ts": """\
+/** Greets people. */
+export class Greeter {
+  greet(name: string): string { return "hi " + name; }
+}
+
+/** Entry point. */
+export function main(): string {
+  return new Greeter().greet("x");
+}
+""",
+    "d.go": """\
+package greet
+
+// Greeter greets people.
+type Greeter struct {
+	name string
+}
+
+// Greet says hello.
+func (g *Greeter) Greet(name string) string {
+	return "hi " + name
+}
+
+// Main is the entry point.
+func Main() string {
+	return (&Greeter{}).Greet("x")
+}
+""",
+    "e.rs": """\
+/// Greets people.
+pub struct Greeter {
+    name: String,
+}
+
+impl Greeter {
+    /// Say hello.
+    pub fn greet(&self, name: &str) -> String {
+        format!("hi {}", name)
+    }
+}
+
+/// Entry point.
+pub fn main() {
+    let _ = Greeter { name: String::new() }.greet("x");
+}
+""",
+    "g.c": """\
+#include <stdio.h>
+
+/* Greets people. */
+struct greeter {
+    int n;
+};
+
+/* Say hello. */
+int greet(const char *name) {
+    return printf("hi %s", name);
+}
+""",
+    "h.cpp": """\
+#include <string>
+
+// Greets people.
+class Greeter {
+public:
+    // Say hello.
+    std::string greet(const std::string& name) { return "hi " + name; }
+};
+
+// Entry point.
+int main() {
+    return Greeter().greet("x").size();
+}
+""",
+    "i.rb": """\
+# Greets people.
+class Greeter
+  # Say hello.
+  def greet(name)
+    "hi " + name
+  end
+end
+
+# Entry point.
+def main
+  Greeter.new.greet("x")
+end
+""",
+    "j.cs": """\
+namespace Greet {
+    /// <summary>Greets people.</summary>
+    public class Greeter {
+        /// <summary>Say hello.</summary>
+        public string Greet(string name) {
+            return "hi " + name;
+        }
+    }
+}
+""",
 }
 
 #: path -> (language, [(qualified name, kind, start, end, first doc line), ...])

@@ -3,6 +3,7 @@ token counts, and the whole-file baseline; on a real indexed repository."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from treeseek.context import TreeSource, plan, select, whole_files
@@ -39,7 +40,7 @@ def check_spans(db: Database, spans: list[Any], budget: int) -> None:
         by_file.setdefault(s.path, []).append((s.start_line, s.end_line))
     for ranges in by_file.values():
         ranges.sort()
-        for (_, e1), (s2, _) in zip(ranges, ranges[1:], strict=False):
+        for (_, e1), (s2, _) in itertools.pairwise(ranges):
             assert s2 > e1 + 1, f"spans {ranges} overlap or touch: they should be merged"
 
 

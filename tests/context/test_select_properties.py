@@ -4,16 +4,17 @@ overlap or touch (they are merged)."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import treeseek
+from conftest import REPO
 from treeseek.context import TreeSource, plan, select, whole_files
 from treeseek.database import Database
 from treeseek.llm.tokens import default_counter
@@ -77,7 +78,7 @@ def _check(spans: list[Any], budget: int) -> None:
         seen.setdefault(s.path, []).append((s.start_line, s.end_line))
     for ranges in seen.values():
         ranges.sort()
-        assert all(b[0] > a[1] + 1 for a, b in zip(ranges, ranges[1:], strict=False))
+        assert all(b[0] > a[1] + 1 for a, b in itertools.pairwise(ranges))
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
