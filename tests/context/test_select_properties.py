@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from shop_repo import REPO
 
 import treeseek
-from conftest import REPO
 from treeseek.context import TreeSource, plan, select, whole_files
 from treeseek.database import Database
 from treeseek.llm.tokens import default_counter
