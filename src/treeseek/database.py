@@ -304,6 +304,7 @@ class Database(Closing):
             query=query,
             level=level,
             budget=DEFAULT_BUDGET if budget is None else budget,
+            terms=result.trace.params.get("terms") if result is not None else None,
         )
         if result is not None:
             from dataclasses import asdict

@@ -80,10 +80,12 @@ def disclose(
     query: str = "",
     level: str | Level = Level.SPANS,
     budget: int = DEFAULT_BUDGET,
+    terms: Sequence[str] | None = None,
     counter: TokenCounter | None = None,
 ) -> Context:
     """``hits`` (ranked FileHits, or anything with ``path``, ``score``, ``evidence``) at
-    ``level`` within ``budget`` tokens."""
+    ``level`` within ``budget`` tokens (``terms``: the retriever's ranked query terms, see
+    :func:`~treeseek.context.select.plan`)."""
     lv = level_of(level)
     budget = check_budget(budget)
     counter = counter or default_counter()
@@ -115,7 +117,7 @@ def disclose(
     if lv is Level.FULL:
         selection = whole_files(source, hits, budget, counter)
     else:
-        selection = select(plan(source, hits, query), budget, counter)
+        selection = select(plan(source, hits, query, terms=terms), budget, counter)
     ctx.context = selection.spans
     ctx.symbols = selection.symbols
     ctx.budget = selection.budget

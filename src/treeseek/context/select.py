@@ -29,7 +29,9 @@ practice; step 4 makes the bound hard regardless.
 
 from __future__ import annotations
 
+import itertools
 import math
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -89,15 +91,21 @@ class Plan:
     anchors: dict[str, list[Anchor]]  # per path, best first
     terms: dict[str, float]  # query term -> weight (IDF x query frequency factor)
     _hot: dict[tuple[str, int], float] = field(default_factory=dict)
+    _pattern: re.Pattern[str] | None = None
 
     def hot(self, path: str, line: int) -> float:
-        """How strongly line ``line`` of ``path`` matches the query's terms."""
+        """How strongly line ``line`` of ``path`` matches the query's terms (the weights of
+        the distinct terms of 3+ characters it contains)."""
         key = (path, line)
         value = self._hot.get(key)
         if value is None:
+            if self._pattern is None:
+                words = sorted((t for t in self.terms if len(t) >= 3), key=len, reverse=True)
+                self._pattern = re.compile("|".join(map(re.escape, words)) or "(?!)")
             lines = self.source.lines(path) or []
             text = lines[line - 1].lower() if 0 < line <= len(lines) else ""
-            value = sum(w for t, w in self.terms.items() if len(t) >= 3 and t in text)
+            found = set(self._pattern.findall(text))
+            value = sum(self.terms[t] for t in found)
             self._hot[key] = value
         return value
 
@@ -168,13 +176,17 @@ def _bm25_anchors(
     if not rows or not plan_terms:
         return []
     avg = sum(len(r.tokens) for r in rows) / len(rows) or 1.0
+    wanted = plan_terms.keys()
     scored: list[tuple[float, int]] = []
     for i, row in enumerate(rows):
-        tf = Counter(t for t in row.tokens if t in plan_terms)
-        if not tf:
+        common = wanted & set(row.tokens)
+        if not common:
             continue
         norm = 1.2 * (0.25 + 0.75 * len(row.tokens) / avg)
-        s = sum(plan_terms[t] * c * 2.2 / (c + norm) for t, c in tf.items())
+        s = 0.0
+        for t in common:
+            c = row.tokens.count(t)
+            s += plan_terms[t] * c * 2.2 / (c + norm)
         scored.append((s, i))
     scored.sort(key=lambda x: (-x[0], x[1]))
     return [
@@ -183,19 +195,34 @@ def _bm25_anchors(
     ]
 
 
+def weighted_terms(terms: Sequence[str]) -> dict[str, float]:
+    """Weights of a retriever's ranked query terms (most important first, repeated to weigh
+    more, as flat retrieval reports them): copies x (2 - rank / count), so the order counts."""
+    copies = Counter(terms)
+    order = list(dict.fromkeys(terms))
+    return {t: copies[t] * (2.0 - i / len(order)) for i, t in enumerate(order)}
+
+
 def plan(
     source: TreeSource,
     hits: Sequence[Any],
     query: str = "",
     *,
+    terms: Sequence[str] | None = None,
     max_files: int = MAX_FILES,
     chunks_per_file: int = CHUNKS_PER_FILE,
 ) -> Plan:
     """Anchors of the first ``max_files`` ranked hits that have text.
 
     ``hits``: ranked :class:`~treeseek.search.base.FileHit` (anything with ``path`` and
-    ``evidence``)."""
-    terms = query_terms(source, query) if query else {}
+    ``evidence``). ``terms``: the query's terms as the retriever ranked them (flat's trace
+    has them), which saves looking their document frequencies up again; without them the
+    terms of ``query`` are weighed here."""
+    weights: dict[str, float] = {}
+    if terms:
+        weights = weighted_terms(terms)
+    elif query:
+        weights = query_terms(source, query)
     paths: list[str] = []
     for hit in hits:
         if len(paths) >= max_files:
@@ -208,13 +235,32 @@ def plan(
     anchors: dict[str, list[Anchor]] = {}
     for rank, path in enumerate(paths):
         evidence = getattr(by_path[path], "evidence", None) or {}
-        found = _evidence_anchors(path, rank, evidence)
-        found += _bm25_anchors(terms, path, rank, source, chunks_per_file)
+        found = _order(source, path, _evidence_anchors(path, rank, evidence))
+        found += _bm25_anchors(weights, path, rank, source, chunks_per_file)
         if not found:
             n = len(source.lines(path) or [])
             found.append(Anchor(path, rank, 1, min(n, HEAD_LINES), "head"))
         anchors[path] = found
-    return Plan(source, paths, anchors, terms)
+    return Plan(source, paths, anchors, weights)
+
+
+def _order(source: TreeSource, path: str, anchors: list[Anchor]) -> list[Anchor]:
+    """Evidence anchors best first: named lines and functions, the ranking chunk, then named
+    classes (an issue names the classes it uses more often than the ones to change), then
+    symbols found by search or a walk."""
+    kinds = {s.qname: s.kind for s in source.symbols(path)}
+
+    def rank(a: Anchor) -> int:
+        kind = kinds.get(a.symbol or "")
+        if a.reason == "frame" or (a.reason == "mention" and kind in _FUNCTIONS):
+            return 0
+        if a.reason == "chunk":
+            return 1
+        if a.reason == "mention":
+            return 2
+        return 3
+
+    return sorted(anchors, key=rank)
 
 
 # -- units -------------------------------------------------------------------------------------
@@ -238,9 +284,13 @@ def _enclosing(symbols: Sequence[Symbol], line: int) -> list[Symbol]:
     return [s for s in symbols if s.start_line <= line <= s.end_line]
 
 
+#: lines scanned for an anchor's hottest line
+MAX_SCAN_LINES = 200
+
+
 def _hottest(p: Plan, path: str, lo: int, hi: int) -> int:
     best, best_line = 0.0, lo
-    for line in range(lo, hi + 1):
+    for line in range(lo, min(hi, lo + MAX_SCAN_LINES) + 1):
         h = p.hot(path, line)
         if h > best:
             best, best_line = h, line
@@ -275,10 +325,8 @@ class _Costs:
         choosing between a whole symbol and a window, where exactness buys nothing."""
         prefix = self._chars.get(path)
         if prefix is None:
-            prefix = [0]
-            for text in self.source.lines(path) or []:
-                prefix.append(prefix[-1] + len(text) // 3 + 1)
-            self._chars[path] = prefix
+            sizes = (len(text) // 3 + 1 for text in self.source.lines(path) or [])
+            prefix = self._chars[path] = list(itertools.accumulate(sizes, initial=0))
         return prefix[min(hi, len(prefix) - 1)] - prefix[max(lo, 1) - 1]
 
 
@@ -326,7 +374,12 @@ def _unit(p: Plan, costs: _Costs, anchor: Anchor, cap: int, priority: float) -> 
         lo, hi = named.start_line, min(n, named.end_line)
     else:
         return None
-    focus = anchor.focus if anchor.focus and lo <= anchor.focus <= hi else _hottest(p, path, lo, hi)
+    if anchor.focus and lo <= anchor.focus <= hi:
+        focus = anchor.focus
+    elif named is not None and named.kind is SymbolKind.CLASS and anchor.start_line <= 0:
+        focus = lo  # a class named without a line: its header
+    else:
+        focus = _hottest(p, path, lo, hi)
     around = _enclosing(symbols, focus)
     inner = around[-1] if around else None
     functions = [s for s in around if s.kind in _FUNCTIONS]
@@ -457,7 +510,7 @@ def select(p: Plan, budget: int, counter: TokenCounter | None = None) -> Selecti
         used += cost
     spans = _spans(p, order, taken, counter)
     spans = _enforce(spans, budget, counter)
-    symbols = _ranked_symbols(taken, candidates)
+    symbols = _ranked_symbols(p, spans, taken, candidates)
     return Selection(spans, symbols, Budget(budget, sum(s.tokens for s in spans), counter.name))
 
 
@@ -512,18 +565,40 @@ def _enforce(spans: list[Span], budget: int, counter: TokenCounter) -> list[Span
     return spans
 
 
-def _ranked_symbols(taken: list[Unit], candidates: list[Unit]) -> list[str]:
-    """Name paths of the taken units' symbols (then of the other candidates'), best first."""
+def _ranked_symbols(
+    p: Plan, spans: list[Span], taken: list[Unit], candidates: list[Unit]
+) -> list[str]:
+    """Name paths the answer points to, best first: the symbols of the taken units (the
+    function or class each unit shows, then the innermost symbol at its hottest line), then
+    the other functions and methods inside the returned spans (in span order), then the
+    symbols of the units that did not fit."""
     out: list[str] = []
-    for u in [*taken, *candidates]:
-        for qname in (u.symbol, u.inner):
-            if qname:
-                name = symbol_id(u.path, qname)
-                if name not in out:
-                    out.append(name)
-        if len(out) >= MAX_SYMBOLS:
-            break
+
+    def add(path: str, qname: str | None) -> None:
+        if qname:
+            name = symbol_id(path, qname)
+            if name not in out:
+                out.append(name)
+
+    for u in taken:
+        add(u.path, u.symbol)
+        add(u.path, u.inner)
+    if SYMBOLS_IN_SPANS:
+        for span in spans:
+            for sym in p.source.symbols(span.path):
+                if (
+                    sym.kind in _FUNCTIONS
+                    and sym.start_line <= span.end_line
+                    and (sym.end_line >= span.start_line)
+                ):
+                    add(span.path, sym.qname)
+    for u in candidates:
+        add(u.path, u.symbol)
+        add(u.path, u.inner)
     return out[:MAX_SYMBOLS]
+
+
+SYMBOLS_IN_SPANS = True
 
 
 # -- the whole-file baseline -------------------------------------------------------------------

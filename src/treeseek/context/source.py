@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from treeseek.code.chunks import build_chunks
+from treeseek.code.chunks import chunk_layout
 from treeseek.code.languages import language_for_path
 from treeseek.code.model import Symbol
 from treeseek.context._deps import CodeStore, code_store
@@ -122,10 +122,7 @@ class TreeSource:
                 if not docs or lines is None:
                     self._chunks[p] = []
                     continue
-                layout = [
-                    (c.start_line, c.end_line, c.symbol)
-                    for c in build_chunks(lines, self.symbols(p))
-                ]
+                layout = [(s, e, q) for s, e, _, q in chunk_layout(lines, self.symbols(p))]
                 if len(layout) != len(docs):
                     layout = [(c.start_line, c.end_line, c.symbol) for c in code.chunks(h)]
                 self._chunks[p] = [

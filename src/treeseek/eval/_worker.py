@@ -89,7 +89,7 @@ def budgeted_contexts(
     from treeseek.context import TreeSource, plan, select, whole_files
 
     source = TreeSource(db.store, tree)
-    chosen = plan(source, result.files, query)
+    chosen = plan(source, result.files, query, terms=result.trace.params.get("terms"))
     out: list[dict[str, Any]] = []
     for budget in budgets:
         selection = select(chosen, budget)
