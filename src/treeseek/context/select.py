@@ -29,6 +29,7 @@ practice; step 4 makes the bound hard regardless.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import re
@@ -277,6 +278,21 @@ class Unit:
     reason: str
     priority: float
     file_rank: int = 0
+    anchor_rank: int = 0  # the anchor's place among its file's anchors
+
+
+def _named(
+    symbols: Sequence[Symbol], by_qname: dict[str, Symbol], name: str | None
+) -> Symbol | None:
+    """The symbol ``name`` names: its qualified name, else the one symbol whose qualified
+    name ends with ``.name`` (a frame or a mention gives only the function's name)."""
+    if not name:
+        return None
+    found = by_qname.get(name)
+    if found is not None:
+        return found
+    tail = [s for s in symbols if s.qname.endswith("." + name)]
+    return tail[0] if len(tail) == 1 else None
 
 
 def _enclosing(symbols: Sequence[Symbol], line: int) -> list[Symbol]:
@@ -366,14 +382,18 @@ def _unit(p: Plan, costs: _Costs, anchor: Anchor, cap: int, priority: float) -> 
         return None
     symbols = p.source.symbols(path)
     by_qname = {s.qname: s for s in symbols}
-    named = by_qname.get(anchor.symbol) if anchor.symbol else None
-    if anchor.start_line > 0:  # lines past the end (stale evidence) clip to the last one
+    named = _named(symbols, by_qname, anchor.symbol)
+    line_in_named = named is not None and named.start_line <= anchor.start_line <= named.end_line
+    if anchor.start_line > 0 and (named is None or line_in_named or anchor.reason == "chunk"):
+        # lines past the end (stale evidence) clip to the last one
         lo = min(n, anchor.start_line)
         hi = max(lo, min(n, anchor.end_line))
     elif named is not None:
         lo, hi = named.start_line, min(n, named.end_line)
     else:
         return None
+    # a frame's line from another version of the file than the indexed one: its function
+    # name is the better guide (the line is dropped when it lies outside that function)
     if anchor.focus and lo <= anchor.focus <= hi:
         focus = anchor.focus
     elif named is not None and named.kind is SymbolKind.CLASS and anchor.start_line <= 0:
@@ -455,7 +475,7 @@ def units(p: Plan, costs: _Costs, cap: int) -> list[Unit]:
             priority = 1.0 / (1 + anchor.file_rank) / (1 + j)
             u = _unit(p, costs, anchor, cap, priority)
             if u is not None:
-                out.append(u)
+                out.append(dataclasses.replace(u, anchor_rank=j))
                 found += 1
         if not found:  # no anchor made a unit: the file's head
             n = len(p.source.lines(path) or [])
@@ -503,14 +523,14 @@ def select(p: Plan, budget: int, counter: TokenCounter | None = None) -> Selecti
             cost = sum(costs.line(u.path, i) for i in new)
             if not new or used + cost > budget:
                 continue
-            u = Unit(u.path, s, e, u.focus, u.symbol, u.inner, u.reason, u.priority, u.file_rank)
+            u = dataclasses.replace(u, start=s, end=e)
         for i in new:
             lines[i] = len(taken)
         taken.append(u)
         used += cost
     spans = _spans(p, order, taken, counter)
     spans = _enforce(spans, budget, counter)
-    symbols = _ranked_symbols(p, spans, taken, candidates)
+    symbols = _ranked_symbols(p, spans, candidates)
     return Selection(spans, symbols, Budget(budget, sum(s.tokens for s in spans), counter.name))
 
 
@@ -565,40 +585,41 @@ def _enforce(spans: list[Span], budget: int, counter: TokenCounter) -> list[Span
     return spans
 
 
-def _ranked_symbols(
-    p: Plan, spans: list[Span], taken: list[Unit], candidates: list[Unit]
-) -> list[str]:
-    """Name paths the answer points to, best first: the symbols of the taken units (the
-    function or class each unit shows, then the innermost symbol at its hottest line), then
-    the other functions and methods inside the returned spans (in span order), then the
-    symbols of the units that did not fit."""
-    out: list[str] = []
+#: symbol ranking: a unit's symbol scores (1 / (1 + file rank)) ** SYMBOL_FILE_POWER / (1 +
+#: anchor rank), times CLASS_FACTOR for a class, times INNER_FACTOR for the innermost symbol
+#: at its hottest line (when another one): a symbol-level answer leans on the best file more
+#: than a line-level one, and names the function to change rather than its class
+SYMBOL_FILE_POWER = 1.0
+CLASS_FACTOR = 0.5
+INNER_FACTOR = 0.9
 
-    def add(path: str, qname: str | None) -> None:
-        if qname:
-            name = symbol_id(path, qname)
-            if name not in out:
-                out.append(name)
 
-    for u in taken:
-        add(u.path, u.symbol)
-        add(u.path, u.inner)
-    if SYMBOLS_IN_SPANS:
-        for span in spans:
-            for sym in p.source.symbols(span.path):
-                if (
-                    sym.kind in _FUNCTIONS
-                    and sym.start_line <= span.end_line
-                    and (sym.end_line >= span.start_line)
-                ):
-                    add(span.path, sym.qname)
+def _ranked_symbols(p: Plan, spans: list[Span], candidates: list[Unit]) -> list[str]:
+    """Name paths the answer points to, best first: the symbols of every unit by the score
+    above, then the other functions and methods inside the returned spans (in span order)."""
+    scores: dict[str, float] = {}
+    kinds: dict[str, dict[str, SymbolKind]] = {}
     for u in candidates:
-        add(u.path, u.symbol)
-        add(u.path, u.inner)
+        if u.path not in kinds:
+            kinds[u.path] = {s.qname: s.kind for s in p.source.symbols(u.path)}
+        base = (1.0 / (1 + u.file_rank)) ** SYMBOL_FILE_POWER / (1 + u.anchor_rank)
+        for qname, factor in ((u.symbol, 1.0), (u.inner, INNER_FACTOR)):
+            if not qname:
+                continue
+            if kinds[u.path].get(qname) is SymbolKind.CLASS:
+                factor *= CLASS_FACTOR
+            name = symbol_id(u.path, qname)
+            scores[name] = max(scores.get(name, 0.0), base * factor)
+    out = sorted(scores, key=lambda name: -scores[name])
+    seen = set(out)
+    for span in spans:
+        for sym in p.source.symbols(span.path):
+            inside = sym.start_line <= span.end_line and sym.end_line >= span.start_line
+            name = symbol_id(span.path, sym.qname)
+            if sym.kind in _FUNCTIONS and inside and name not in seen:
+                out.append(name)
+                seen.add(name)
     return out[:MAX_SYMBOLS]
-
-
-SYMBOLS_IN_SPANS = True
 
 
 # -- the whole-file baseline -------------------------------------------------------------------
