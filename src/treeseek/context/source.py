@@ -8,6 +8,8 @@ agree with the code index (tree-sitter rows) and with the benchmark's gold spans
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +29,32 @@ def split_lines(text: str) -> list[str]:
     if lines[-1] == "":
         lines.pop()
     return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+class _ByContent:
+    """A small process-wide cache keyed by content hash (contents never change under a hash,
+    so entries never go stale): an agent's follow-up queries read the same files again."""
+
+    def __init__(self, size: int = 256) -> None:
+        self.size = size
+        self._items: OrderedDict[tuple[str, str], Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, kind: str, digest: str) -> Any:
+        with self._lock:
+            item = self._items.get((kind, digest))
+            if item is not None:
+                self._items.move_to_end((kind, digest))
+            return item
+
+    def put(self, kind: str, digest: str, value: Any) -> None:
+        with self._lock:
+            self._items[(kind, digest)] = value
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+
+_CACHE = _ByContent()
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,12 +97,18 @@ class TreeSource:
         """The file's lines, or None (a directory, no stored content, binary ...)."""
         if path not in self._lines:
             node = self.node(path)
-            data = (
-                None if node is None or not node.is_file else self.store.content(self.tree, node.id)
-            )
-            self._lines[path] = (
-                None if data is None else split_lines(data.decode("utf-8", "replace"))
-            )
+            digest = node.content_hash if node is not None and node.is_file else None
+            cached = _CACHE.get("lines", digest) if digest else None
+            if cached is None:
+                data = (
+                    None
+                    if node is None or not node.is_file
+                    else self.store.content(self.tree, node.id)
+                )
+                cached = None if data is None else split_lines(data.decode("utf-8", "replace"))
+                if digest and cached is not None:
+                    _CACHE.put("lines", digest, cached)
+            self._lines[path] = cached
         return self._lines[path]
 
     def language(self, path: str) -> str | None:
@@ -86,13 +120,19 @@ class TreeSource:
         for p in paths:
             node = self.node(p)
             if p not in self._symbols and node is not None and node.content_hash:
-                want[p] = node.content_hash
+                cached = _CACHE.get("symbols", node.content_hash)
+                if cached is not None:
+                    self._symbols[p] = cached
+                else:
+                    want[p] = node.content_hash
         code = self.code
         if not want or code is None:
             return
         found = code.symbols_of(set(want.values()))
         for p, h in want.items():
-            self._symbols[p] = sorted(found.get(h, []), key=lambda s: (s.start_line, -s.end_line))
+            ordered = sorted(found.get(h, []), key=lambda s: (s.start_line, -s.end_line))
+            self._symbols[p] = ordered
+            _CACHE.put("symbols", h, ordered)
 
     def symbols(self, path: str) -> list[Symbol]:
         """The file's symbols, by start line (outer before inner)."""
@@ -112,7 +152,11 @@ class TreeSource:
         for p in paths:
             node = self.node(p)
             if p not in self._chunks and node is not None and node.content_hash:
-                want[p] = node.content_hash
+                cached = _CACHE.get("chunks", node.content_hash)
+                if cached is not None:
+                    self._chunks[p] = cached
+                else:
+                    want[p] = node.content_hash
         if want and code is not None:
             bodies = code.chunk_documents(set(want.values()))
             self.prefetch_symbols(list(want))
@@ -125,10 +169,12 @@ class TreeSource:
                 layout = [(s, e, q) for s, e, _, q in chunk_layout(lines, self.symbols(p))]
                 if len(layout) != len(docs):
                     layout = [(c.start_line, c.end_line, c.symbol) for c in code.chunks(h)]
-                self._chunks[p] = [
+                rows = [
                     ChunkRow(s, e, sym, tuple(body.split()))
                     for (s, e, sym), body in zip(layout, docs, strict=False)
                 ]
+                self._chunks[p] = rows
+                _CACHE.put("chunks", h, rows)
         return {p: self._chunks[p] for p in paths if self._chunks.get(p)}
 
     def file_paths(self, prefix: str = "") -> list[str]:
