@@ -238,7 +238,8 @@ def run_configs(
         for label, cfg in configs.items():
             retriever.config = cfg
             t0 = time.perf_counter()
-            hits, summary = retriever.rank(ctx, inst.query, 10)
+            ranking = retriever.rank(ctx, inst.query, 10)
+            hits = ranking.hits
             latencies[label].append(time.perf_counter() - t0)
             preds = [h.path for h in hits]
             s = score(preds, inst.gold_files)
@@ -249,7 +250,7 @@ def run_configs(
                     "tier": inst.tier,
                     "preds": preds,
                     "gold": list(inst.gold_files),
-                    "mode": summary["mode"],
+                    "mode": ranking.mode,
                     **s.as_dict(),
                 }
             )

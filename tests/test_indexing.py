@@ -302,10 +302,9 @@ def test_killed_indexer_leaves_the_previous_version_and_the_next_run_completes(
         [sys.executable, "-c", _KILLED_INDEXER, str(db_path), str(repo), str(marker)]
     )
     try:
-        deadline = time.monotonic() + 60
+        # no deadline of our own (no wall-time assertion): pytest-timeout ends a hung run
         while not marker.exists():
             assert process.poll() is None, "the indexer exited early"
-            assert time.monotonic() < deadline, "the indexer never reached its write"
             time.sleep(0.05)
         # a reader in another process sees the committed version while the write is open
         with treeseek.open(db_path, hooks=[]) as reader:

@@ -3,24 +3,31 @@
     import treeseek
     with treeseek.open("repo.db") as db:
         db.index("path/to/checkout", name="repo")
-        print([n.path for n in db.children("repo")])
+        result = db.query("repo", "where are node ids derived from paths", k=5)
+        print([hit.path for hit in result.files])
 
-The public API is :func:`open` and the :class:`Database` it returns; errors derive from
-:class:`TreeseekError` (see :mod:`treeseek.errors`).
+The public API is :func:`open`, the :class:`Database` it returns, the types its methods take
+and return (:class:`QueryOptions`, :class:`Result`, :class:`FileHit`, :class:`IndexReport`,
+:class:`Node`, ...); errors derive from :class:`TreeseekError` (see :mod:`treeseek.errors`).
+Everything here is in ``__all__`` (a test keeps the two in step).
 """
 
 from treeseek.database import Database, open
 from treeseek.errors import (
     BuildError,
     ConfigError,
+    LLMError,
+    LLMResponseError,
     NodeNotFound,
     PathError,
+    RetrievalError,
     SchemaError,
     StoreError,
     TreeNotFound,
     TreeseekError,
 )
 from treeseek.index.run import ChangedFile, IndexHook, IndexProgress, IndexReport
+from treeseek.search.base import FileHit, QueryOptions, Result
 from treeseek.trees.model import ContentStatus, Node, NodeType, TreeInfo, TreeSource
 
 __all__ = [
@@ -29,13 +36,19 @@ __all__ = [
     "ConfigError",
     "ContentStatus",
     "Database",
+    "FileHit",
     "IndexHook",
     "IndexProgress",
     "IndexReport",
+    "LLMError",
+    "LLMResponseError",
     "Node",
     "NodeNotFound",
     "NodeType",
     "PathError",
+    "QueryOptions",
+    "Result",
+    "RetrievalError",
     "SchemaError",
     "StoreError",
     "TreeInfo",

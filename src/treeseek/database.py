@@ -242,7 +242,8 @@ class Database(Closing):
 
         ``options`` are the fields of :class:`treeseek.search.base.QueryOptions` (``strategy``,
         ``k``, ...); ``navigator`` defaults to the configured one (no LLM: lexical). With no
-        ``strategy``, the default is the CLI's: ``flat`` without an LLM, ``auto`` with one.
+        ``strategy`` (or ``None``): ``flat`` without an LLM, ``auto`` with one. The CLI's
+        ``treeseek query`` calls this method.
 
         With ``budget`` (tokens) or ``disclose`` (``paths | outline | spans | full``; default
         ``spans``) the answer is a :class:`~treeseek.context.Context` instead: the ranked
@@ -261,8 +262,9 @@ class Database(Closing):
             )
         if navigator is None:
             navigator = navigator_from_spec(None)
-        # same default as the CLI: flat with no LLM, LLM tree search (auto) with one
-        options.setdefault("strategy", default_strategy(navigator))
+        # no strategy (or None): flat with no LLM, LLM tree search (auto) with one
+        if options.get("strategy") is None:
+            options["strategy"] = default_strategy(navigator)
         budgeted = budget is not None or disclose is not None
         if budgeted:
             options.setdefault("include_content", False)  # spans read the lines themselves

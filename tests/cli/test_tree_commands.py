@@ -172,7 +172,6 @@ def test_the_console_script_runs_in_a_real_process(project: Path, tmp_path: Path
         capture_output=True,
         text=True,
         env=env,
-        timeout=120,
         check=False,
     )
     assert done.returncode == 0, done.stderr
@@ -182,7 +181,6 @@ def test_the_console_script_runs_in_a_real_process(project: Path, tmp_path: Path
         capture_output=True,
         text=True,
         env=env,
-        timeout=120,
         check=False,
     )
     assert (done.returncode, done.stdout) == (0, "# guide\n")
@@ -191,7 +189,6 @@ def test_the_console_script_runs_in_a_real_process(project: Path, tmp_path: Path
         capture_output=True,
         text=True,
         env=env,
-        timeout=120,
         check=False,
     )
     assert done.returncode == 1 and done.stderr.startswith("error: no tree named 'nope'")

@@ -118,7 +118,6 @@ class Adversary(WalkPolicy):
         return SearchHit(node_id=str(node), path=str(node), score=scored.score)
 
 
-@pytest.mark.timeout(20)
 def test_adversarial_policy_still_terminates_within_budget_and_depth() -> None:
     hits = traverse("q", None, policy=Adversary(), max_depth=2, node_budget=40, k=1000)
     assert len(hits) == 40

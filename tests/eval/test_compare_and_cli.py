@@ -15,6 +15,9 @@ from treeseek.errors import ConfigError
 from treeseek.eval.compare import compare_runs, paired_bootstrap
 from treeseek.eval.metrics import score
 from treeseek.eval.records import PER_QUERY_FILE, QueryRecord, RecordWriter
+from treeseek.eval.runner import RunSettings
+from treeseek.llm.lexical import LexicalNavigator
+from treeseek.search.strategy import default_strategy
 
 runner = CliRunner()
 
@@ -85,8 +88,29 @@ def test_cli_rejects_bad_input_clearly(tmp_path: Path, tiny_bench: TinyBench) ->
     app = load_commands()
     both = ["eval", str(tiny_bench.dataset), "--trees", str(tiny_bench.trees), "--repo", "a/b=x"]
     result = runner.invoke(app, both)
-    assert result.exit_code == 2 and "not both" in result.output
+    assert result.exit_code == 1 and "not both" in result.output
     result = runner.invoke(app, ["eval", str(tiny_bench.dataset), "--repo", "nonsense"])
-    assert result.exit_code == 2 and "OWNER/NAME=GIT_DIR" in result.output
+    assert result.exit_code == 1 and "OWNER/NAME=GIT_DIR" in result.output
     result = runner.invoke(app, ["eval", str(tmp_path / "none.jsonl"), "--trees", "x.gz"])
-    assert result.exit_code == 2 and "does not exist" in result.output
+    assert result.exit_code == 1 and "does not exist" in result.output
+
+
+def test_eval_defaults_to_the_strategy_query_defaults_to(
+    tmp_path: Path, tiny_bench: TinyBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the rule `treeseek query` and Database.query apply when no strategy is named
+    assert default_strategy(LexicalNavigator()) == "flat"
+    for name in ("TREESEEK_LLM", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "TREESEEK_LLM_RECORD"):
+        monkeypatch.delenv(name, raising=False)
+    assert RunSettings("d.jsonl", "paths").strategy == "flat"  # lexical: no LLM
+    assert RunSettings("d.jsonl", "paths", llm="anthropic:m").strategy == "auto"
+    assert RunSettings("d.jsonl", "paths", strategy="block").strategy == "block"
+    out = tmp_path / "default"
+    args = ["eval", str(tiny_bench.dataset), "--trees", str(tiny_bench.trees), "--out", str(out)]
+    result = runner.invoke(load_commands(), [*args, "--db", str(tmp_path / "e.db"), "--quiet"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["run"]["strategy"] == "flat" and summary["run"]["llm"] == "lexical"
+    records = [json.loads(line) for line in (out / PER_QUERY_FILE).read_text().splitlines()]
+    assert len(records) == 5 and not any(r["error"] for r in records)
+    assert {r["strategy"] for r in records} == {"flat"}

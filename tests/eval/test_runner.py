@@ -64,6 +64,18 @@ def test_a_small_path_only_run_scores_every_instance(tmp_path: Path, tiny_bench:
         assert (tmp_path / "run" / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_a_run_without_matplotlib_writes_everything_but_the_plots(
+    tmp_path: Path, tiny_bench: TinyBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from treeseek.eval import plots
+
+    monkeypatch.setattr(plots, "available", lambda: False)  # the `eval` extra not installed
+    _run(tiny_bench, tmp_path / "run", tmp_path / "eval.db")
+    run = tmp_path / "run"
+    assert (run / "summary.json").exists() and (run / "report.md").exists()
+    assert not list(run.glob("*.png"))
+
+
 def test_an_interrupted_run_resumes_without_duplicates(
     tmp_path: Path, tiny_bench: TinyBench
 ) -> None:

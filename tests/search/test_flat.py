@@ -90,10 +90,10 @@ def test_result_shape_evidence_and_contents(db: Database) -> None:
     top = result.files[0]
     assert top.path == "shop/billing/invoice.py"
     assert top.content == FILES["shop/billing/invoice.py"]
-    assert top.evidence["chunk"]["start_line"] >= 1
-    assert top.evidence["chunk"]["end_line"] >= top.evidence["chunk"]["start_line"]
-    assert any(m["kind"] in ("symbol", "qname") for m in top.evidence["mentions"])
-    assert "chunks" in top.evidence["why"]
+    assert top.evidence.chunk is not None and top.evidence.chunk.start_line >= 1
+    assert top.evidence.chunk.end_line >= top.evidence.chunk.start_line
+    assert any(m.kind in ("symbol", "qname") for m in top.evidence.mentions)
+    assert "chunks" in top.evidence.why
     assert result.trace.params["mode"] == "lexical"
     assert len(result.files) == 2
 
@@ -223,7 +223,7 @@ def test_title_signal_ranks_by_the_first_line_of_a_multi_line_query(db: Database
     issue = "currency conversion rounds wrongly\n\nThe catalog search shows the product price."
     result = FlatRetriever(only_title).retrieve(_ctx(db), issue, QueryOptions(k=3))
     assert [f.path for f in result.files] == ["shop/billing/currency.py"]
-    assert result.files[0].evidence["why"] == {"title": 1}
+    assert result.files[0].evidence.why == {"title": 1}
     assert result.trace.params["signals"] == ["title"]
     # a one-line question has no title apart from its body: the signal does not run
     one_line = FlatRetriever(only_title).retrieve(
@@ -235,9 +235,9 @@ def test_title_signal_ranks_by_the_first_line_of_a_multi_line_query(db: Database
 def test_evidence_lookup_can_be_skipped_for_score_only_callers(db: Database) -> None:
     no_chunks = FlatConfig(chunks=False)
     query = "InvoiceBuilder apply_tax rate"
-    with_ev, _ = FlatRetriever(no_chunks).rank(_ctx(db), query, 3)
-    without, _ = FlatRetriever(no_chunks).rank(_ctx(db), query, 3, evidence=False)
+    with_ev = FlatRetriever(no_chunks).rank(_ctx(db), query, 3).hits
+    without = FlatRetriever(no_chunks).rank(_ctx(db), query, 3, evidence=False).hits
     assert [h.path for h in with_ev] == [h.path for h in without]
     assert with_ev[0].path == "shop/billing/invoice.py"
-    assert "chunk" in with_ev[0].evidence
-    assert all("chunk" not in h.evidence for h in without)
+    assert with_ev[0].evidence.chunk is not None
+    assert all(h.evidence.chunk is None for h in without)

@@ -70,11 +70,11 @@ def test_a_file_reached_only_through_the_graph_is_added_with_provenance(db: Data
     assert paths[0] == "shop/checkout.py"  # the seed keeps its place
     assert "shop/ledger.py" in paths
     ledger = result.files[paths.index("shop/ledger.py")]
-    walk = ledger.evidence["walk"]
-    assert walk["seed"].startswith("shop/checkout.py")
-    assert walk["walk_depth"] >= 1
-    assert walk["relation"] in ("calls", "imports")
-    assert walk["direction"] == "out"
+    walk = ledger.evidence.walk
+    assert walk is not None and walk.seed.startswith("shop/checkout.py")
+    assert walk.walk_depth >= 1
+    assert walk.relation in ("calls", "imports")
+    assert walk.direction == "out"
     assert ledger.content is not None and "def settle" in ledger.content
     assert ledger.score is not None and 0 < ledger.score < (result.files[0].score or 0)
     assert "unrelated.py" not in " ".join(paths)
@@ -93,7 +93,7 @@ def test_the_node_budget_bounds_the_walk(db: Database) -> None:
     result = tight.retrieve(_ctx(db), QUERY, options)
     flat = FlatRetriever().retrieve(_ctx(db), QUERY, options)
     assert [h.path for h in result.files] == [h.path for h in flat.files]
-    assert all("walk" not in h.evidence for h in result.files)
+    assert all(h.evidence.walk is None for h in result.files)
 
 
 def test_depth_zero_walks_nowhere_and_k_is_respected(db: Database) -> None:
@@ -128,7 +128,7 @@ def test_a_tree_without_code_index_gets_the_flat_ranking(tmp_path: Path) -> None
     assert result.files, "the path signal still ranks files"
     assert [h.path for h in result.files] == [h.path for h in flat.files]
     assert "no code index" in result.trace.stop_reason
-    assert all("walk" not in h.evidence for h in result.files)
+    assert all(h.evidence.walk is None for h in result.files)
 
 
 def test_registered_as_a_strategy(db: Database) -> None:

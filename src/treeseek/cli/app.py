@@ -1,16 +1,32 @@
 """The `treeseek` command-line app (typer + rich).
 
 Each group of commands lives in its own module and registers itself on :data:`app`; the
-modules listed in :data:`COMMAND_MODULES` are imported by :func:`main`.
+modules listed in :data:`COMMAND_MODULES` are imported by :func:`main`. Every command runs
+inside the one error handler, :func:`treeseek.cli.common.handle_errors` (errors: one line on
+stderr, exit status 1), because the app's group wraps each invocation in it.
 """
 
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 import typer
+from typer.core import TyperGroup
+
+from treeseek.cli.common import handle_errors
+
+
+class _HandledGroup(TyperGroup):
+    """The root group: runs every (sub)command inside the one error handler."""
+
+    def invoke(self, ctx: Any) -> Any:  # a click Context (typer >= 0.29 vendors click)
+        with handle_errors():
+            return super().invoke(ctx)
+
 
 app = typer.Typer(
+    cls=_HandledGroup,
     name="treeseek",
     help="A context database for code repositories: find the files that answer a question.",
     no_args_is_help=True,

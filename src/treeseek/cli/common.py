@@ -3,13 +3,14 @@ printing JSON, showing paths safely, and turning errors into one clear line.
 
     @app.command("mycmd")
     def mycmd(db: DbOption = None, as_json: JsonOption = False) -> None:
-        with handle_errors(), open_database(db) as database:
+        with open_database(db) as database:  # errors: the app's one handler
             ...
             if as_json:
                 print_json({"trees": database.trees()})
 
-Exit codes: 0 success, 1 a :class:`~treeseek.errors.TreeseekError` (the message says what to
-do), 2 bad usage (typer's own, or :func:`usage_error`), 130 interrupted.
+Exit codes: 0 success, 1 an error (a :class:`~treeseek.errors.TreeseekError` or an OS error: one
+line on stderr that says what to do; :func:`handle_errors`), 2 bad usage (typer's own, or
+:func:`usage_error`), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -62,15 +63,35 @@ def open_database(db: Path | None, hooks: Sequence[IndexHook] | None = None) -> 
 
 @contextmanager
 def handle_errors() -> Iterator[None]:
-    """Print a TreeseekError as one ``error: ...`` line on stderr and exit with status 1."""
+    """THE error handler of every command (the app's group wraps each invocation in it, see
+    :mod:`treeseek.cli.app`): a :class:`~treeseek.errors.TreeseekError`, or an operating-system
+    error (a file that cannot be written, say), becomes one ``error: ...`` line on stderr and
+    exit status 1; an interrupt exits 130. Anything else is a bug and keeps its traceback."""
     try:
         yield
     except TreeseekError as exc:
-        err_console.print(f"[red]error:[/red] {escape(display_text(str(exc)))}", soft_wrap=True)
-        raise typer.Exit(1) from exc
+        _fail(str(exc))
+    except OSError as exc:
+        if exc.strerror and exc.filename is not None:
+            _fail(f"{exc.strerror}: {exc.filename}")
+        _fail(exc.strerror or str(exc))
     except KeyboardInterrupt as exc:
         err_console.print("[red]interrupted[/red]")
         raise typer.Exit(130) from exc
+
+
+def _fail(message: str) -> NoReturn:
+    err_console.print(f"[red]error:[/red] {escape(one_line(message))}", soft_wrap=True)
+    raise typer.Exit(1)
+
+
+def one_line(text: str) -> str:
+    """``text`` as one printable line: line breaks joined with spaces, other control characters
+    (terminal escapes in a file name, say) and undecodable bytes shown as escapes."""
+    text = " ".join(part.strip() for part in display_text(text).splitlines() if part.strip())
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
 
 
 def usage_error(message: str) -> NoReturn:

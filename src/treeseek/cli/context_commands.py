@@ -18,7 +18,6 @@ from treeseek.cli.common import (
     DbOption,
     JsonOption,
     err_console,
-    handle_errors,
     open_database,
     print_json,
 )
@@ -60,7 +59,7 @@ def outline_command(
     """The symbols of a file or directory: signatures, line spans, first docstring lines."""
     from treeseek.context.render import render_outline
 
-    with handle_errors(), open_database(db) as database:
+    with open_database(db) as database:
         result = database.outline(tree, path)
     if as_json:
         print_json(result.to_dict())
@@ -89,7 +88,7 @@ def expand_command(
     """Show one item of an answer in full, without searching again."""
     from treeseek.context.render import render_context
 
-    with handle_errors(), open_database(db) as database:
+    with open_database(db) as database:
         answer = database.expand(tree, item, margin=margin, budget=budget)
     if as_json:
         print_json(answer.to_dict())

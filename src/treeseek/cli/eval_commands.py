@@ -28,7 +28,7 @@ from rich.table import Table
 from typer.core import TyperGroup
 
 from treeseek.cli.app import app
-from treeseek.errors import ConfigError, TreeseekError
+from treeseek.errors import ConfigError
 
 console = Console(stderr=True)
 out_console = Console()
@@ -49,11 +49,6 @@ eval_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(eval_app, name="eval")
-
-
-def _fail(exc: TreeseekError) -> typer.Exit:
-    console.print(f"[red]error:[/red] {exc}", soft_wrap=True)
-    return typer.Exit(2)
 
 
 def parse_repo_mappings(values: list[str]) -> dict[str, Path]:
@@ -88,7 +83,14 @@ def run_command(
             help="OWNER/NAME=GIT_DIR (repeat): search trees with contents from bare mirrors."
         ),
     ] = None,
-    strategy: Annotated[str, typer.Option(help="auto | beam | block | flat | ...")] = "auto",
+    strategy: Annotated[
+        str | None,
+        typer.Option(
+            help="auto | beam | block | flat | ... Default: as `treeseek query`, flat with the"
+            " lexical navigator (no LLM), auto with an LLM.",
+            show_default=False,
+        ),
+    ] = None,
     llm: Annotated[
         str, typer.Option(help="Navigator spec, e.g. lexical or anthropic:MODEL.")
     ] = "lexical",
@@ -142,75 +144,72 @@ def run_command(
     from treeseek.eval.runner import RunSettings, run_eval
     from treeseek.eval.universes import PathUniverse
 
-    try:
-        if (trees is None) == (not repo):
-            raise ConfigError(
-                "give --trees LISTINGS for path-only trees, or --repo OWNER/NAME=GIT_DIR for"
-                " trees with contents (not both)"
-            )
-        ranker_name = None if ranker == "none" else ranker
-        instances = select_instances(
-            load_instances(dataset),
-            tiers=tuple(tier or ()),
-            sample=sample,
-            seed=seed,
-            limit=limit,
+    if (trees is None) == (not repo):
+        raise ConfigError(
+            "give --trees LISTINGS for path-only trees, or --repo OWNER/NAME=GIT_DIR for"
+            " trees with contents (not both)"
         )
-        universe: PathUniverse | ContentsUniverse
-        if trees is not None:
-            wanted = {i.commit_key for i in instances}
-            universe = PathUniverse(load_path_lists(trees, wanted))
-        else:
-            related = [i.commit_key for i in load_instances(dataset)]
-            universe = ContentsUniverse(parse_repo_mappings(repo or []), related=related)
-        universe.check(i.commit_key for i in instances)
-        settings = RunSettings(
-            dataset=str(dataset.resolve()),
-            universe=universe.kind.value,
-            strategy=strategy,
-            llm=llm,
-            ranker=ranker_name,
-            hints=hints,
-            top_layer_tokens=top_layer_tokens,
-            budgets=_budgets(budget),
-            k=k,
-            tiers=tuple(tier or ()),
-            sample=sample,
-            seed=seed,
-            limit=limit,
-        )
-        out_dir = out or _default_out(dataset, settings.universe, strategy, llm, ranker_name)
-        db_path = db or out_dir.resolve().parent / "eval.db"
-        console.print(
-            f"{len(instances)} instances, {settings.universe} trees, strategy {strategy},"
-            f" navigator {llm}, ranker {ranker_name or 'none'} -> {out_dir}"
-        )
-        with _progress(quiet) as progress:
-            task = progress.add_task("eval", total=len(instances), stats="")
+    ranker_name = None if ranker == "none" else ranker
+    instances = select_instances(
+        load_instances(dataset),
+        tiers=tuple(tier or ()),
+        sample=sample,
+        seed=seed,
+        limit=limit,
+    )
+    universe: PathUniverse | ContentsUniverse
+    if trees is not None:
+        wanted = {i.commit_key for i in instances}
+        universe = PathUniverse(load_path_lists(trees, wanted))
+    else:
+        related = [i.commit_key for i in load_instances(dataset)]
+        universe = ContentsUniverse(parse_repo_mappings(repo or []), related=related)
+    universe.check(i.commit_key for i in instances)
+    settings = RunSettings(
+        dataset=str(dataset.resolve()),
+        universe=universe.kind.value,
+        strategy=strategy or "",  # "": the query default for this navigator
+        llm=llm,
+        ranker=ranker_name,
+        hints=hints,
+        top_layer_tokens=top_layer_tokens,
+        budgets=_budgets(budget),
+        k=k,
+        tiers=tuple(tier or ()),
+        sample=sample,
+        seed=seed,
+        limit=limit,
+    )
+    out_dir = out or _default_out(dataset, settings.universe, settings.strategy, llm, ranker_name)
+    db_path = db or out_dir.resolve().parent / "eval.db"
+    console.print(
+        f"{len(instances)} instances, {settings.universe} trees, strategy {settings.strategy},"
+        f" navigator {llm}, ranker {ranker_name or 'none'} -> {out_dir}"
+    )
+    with _progress(quiet) as progress:
+        task = progress.add_task("eval", total=len(instances), stats="")
 
-            def on_record(record: QueryRecord, records: Sequence[QueryRecord]) -> None:
-                means = mean_scores([r.scores for r in records]).means
-                errors = sum(1 for r in records if r.error)
-                progress.update(
-                    task,
-                    completed=len(records),
-                    stats=f"R@g {means['recall_at_gold']:.3f} MRR {means['mrr']:.3f}"
-                    f" Acc@5 {means['acc_at_5']:.3f} err {errors}",
-                )
-
-            outcome = run_eval(
-                instances,
-                settings,
-                universe,
-                db_path=db_path,
-                out_dir=out_dir,
-                workers=workers,
-                index_jobs=index_jobs,
-                on_record=on_record,
-                on_status=lambda text: progress.console.print(text),
+        def on_record(record: QueryRecord, records: Sequence[QueryRecord]) -> None:
+            means = mean_scores([r.scores for r in records]).means
+            errors = sum(1 for r in records if r.error)
+            progress.update(
+                task,
+                completed=len(records),
+                stats=f"R@g {means['recall_at_gold']:.3f} MRR {means['mrr']:.3f}"
+                f" Acc@5 {means['acc_at_5']:.3f} err {errors}",
             )
-    except TreeseekError as exc:
-        raise _fail(exc) from exc
+
+        outcome = run_eval(
+            instances,
+            settings,
+            universe,
+            db_path=db_path,
+            out_dir=out_dir,
+            workers=workers,
+            index_jobs=index_jobs,
+            on_record=on_record,
+            on_status=lambda text: progress.console.print(text),
+        )
     overall = outcome.summary.overall
     table = Table(title=f"{out_dir} ({overall.n} instances, {overall.errors} errors)")
     for title in ("recall@gold", "exact@gold", "MRR", "nDCG@10", "Acc@1", "Acc@5", "Acc@10"):
@@ -292,10 +291,7 @@ def compare_command(
     """Per-metric difference B - A with a paired bootstrap 95% confidence interval."""
     from treeseek.eval.compare import compare_runs
 
-    try:
-        result = compare_runs(run_a, run_b, resamples=resamples, seed=seed)
-    except TreeseekError as exc:
-        raise _fail(exc) from exc
+    result = compare_runs(run_a, run_b, resamples=resamples, seed=seed)
     table = Table(
         title=f"B={result.run_b} vs A={result.run_a}: {result.paired} paired instances"
         f" (only in A: {result.only_a}, only in B: {result.only_b})"
@@ -326,12 +322,9 @@ def plot_command(
     from treeseek.eval.report import comparison_table
     from treeseek.eval.summary import read_summary
 
-    try:
-        summaries = [read_summary(run) for run in runs]
-        if metric not in summaries[0]["metrics"]:
-            raise ConfigError(f"unknown metric {metric!r}; one of {summaries[0]['metrics']}")
-    except TreeseekError as exc:
-        raise _fail(exc) from exc
+    summaries = [read_summary(run) for run in runs]
+    if metric not in summaries[0]["metrics"]:
+        raise ConfigError(f"unknown metric {metric!r}; one of {summaries[0]['metrics']}")
     out.mkdir(parents=True, exist_ok=True)
     paths = [
         plot_metric_by_tier(summaries, out / f"{metric}_by_tier.png", metric),

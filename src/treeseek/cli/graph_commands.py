@@ -20,7 +20,6 @@ from treeseek.cli.app import app
 from treeseek.cli.common import (
     DbOption,
     JsonOption,
-    handle_errors,
     open_database,
     out_console,
     print_json,
@@ -70,7 +69,7 @@ def graph_command(
         usage_error(f"{relation} needs a NAME (path, symbol id, dotted module or module.qname)")
     if hops < 0 or k < 1:
         usage_error("--hops must be >= 0 and -k >= 1")
-    with handle_errors(), open_database(db) as database:
+    with open_database(db) as database:
         database.tree(tree)  # a clear error for an unknown tree
         loaded = tree_code_graph(database.store, code_store_for(database.store), tree)
         graph = loaded.graph

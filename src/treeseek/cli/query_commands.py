@@ -26,7 +26,6 @@ from treeseek.cli.common import (
     DbOption,
     JsonOption,
     display_path,
-    handle_errors,
     open_database,
     out_console,
     print_json,
@@ -34,7 +33,7 @@ from treeseek.cli.common import (
 from treeseek.cli.common import err_console as console
 from treeseek.context.model import Context
 from treeseek.llm.base import Usage
-from treeseek.search.base import QueryOptions, Result
+from treeseek.search.base import Result
 from treeseek.search.trace import RoundTrace, Trace
 
 
@@ -200,34 +199,32 @@ def query_command(
 ) -> None:
     """Find the files that answer QUESTION in TREE."""
     from treeseek.llm.select import navigator_from_spec
-    from treeseek.search.strategy import default_strategy, run_query
 
-    with handle_errors():
-        navigator = navigator_from_spec(llm)
-    options = QueryOptions(
-        strategy=strategy or default_strategy(navigator),
-        k=k,
-        beam_width=beam_width,
-        block_tokens=block_tokens,
-        top_layer_tokens=top_layer_tokens,
-        ranker=None if ranker == "none" else ranker,
-        hints=hints,
-        vectors=vectors,
-        cache=not no_cache,
-    )
-    if budget is not None or disclose is not None:
-        from dataclasses import replace
-
-        options = replace(options, include_content=False)
-    with handle_errors(), open_database(db) as database:
-        result = run_query(database.store, database.tree(tree), question, options, navigator)
-        if budget is not None or disclose is not None:
+    navigator = navigator_from_spec(llm)
+    budgeted = budget is not None or disclose is not None
+    with open_database(db) as database:  # the Python API's query: same defaults, same checks
+        result = database.query(
+            tree,
+            question,
+            navigator=navigator,
+            strategy=strategy or None,  # None: flat without an LLM, auto with one
+            k=k,
+            beam_width=beam_width,
+            block_tokens=block_tokens,
+            top_layer_tokens=top_layer_tokens,
+            ranker=None if ranker == "none" else ranker,
+            hints=hints,
+            vectors=vectors,
+            cache=not no_cache,
+            include_content=not budgeted,  # spans read the lines themselves
+        )
+        if budgeted:
             answer = database.disclose(
                 tree, result, disclose or "spans", budget=budget, query=question
             )
     if trace:
         print_trace(result)
-    if budget is not None or disclose is not None:
+    if budgeted:
         print_context(answer, as_json)
         print_footer(result, stats)
     elif as_json:

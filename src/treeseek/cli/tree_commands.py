@@ -37,7 +37,6 @@ from treeseek.cli.common import (
     display_path,
     display_text,
     err_console,
-    handle_errors,
     open_database,
     out_console,
     print_json,
@@ -182,10 +181,8 @@ def index_command(
     if max_file_bytes < 0:
         usage_error("--max-file-bytes must be >= 0")
     show_progress = not as_json and err_console.is_terminal
-    with handle_errors():
-        hooks = _hooks_with_vectors(vectors) if vectors else None
+    hooks = _hooks_with_vectors(vectors) if vectors else None
     with (
-        handle_errors(),
         open_database(db, hooks=hooks) as database,
         _progress_bar(show_progress) as update,
     ):
@@ -206,7 +203,7 @@ def index_command(
 @app.command("trees")
 def trees_command(db: DbOption = None, as_json: JsonOption = False) -> None:
     """List the indexed trees."""
-    with handle_errors(), open_database(db) as database:
+    with open_database(db) as database:
         infos = database.trees()
     if as_json:
         print_json({"trees": infos})
@@ -264,7 +261,7 @@ def show_command(
     as_json: JsonOption = False,
 ) -> None:
     """Show a tree as a tree view, directories first (the stored sibling order)."""
-    with handle_errors(), open_database(db) as database:
+    with open_database(db) as database:
         info = database.tree(tree)
         start = database.node(tree, path)
         children = _levels(database, tree, start, depth)
@@ -312,7 +309,7 @@ def cat_command(
     """Print a file's stored content (from the database, not from disk)."""
     from treeseek.cli.context_commands import cat_lines
 
-    with handle_errors(), open_database(db) as database:
+    with open_database(db) as database:
         if cat_lines(database, tree, path, as_json):
             return
         node = database.node(tree, path)
@@ -355,7 +352,7 @@ def rm_command(
     as_json: JsonOption = False,
 ) -> None:
     """Delete a tree and the stored contents no other tree uses."""
-    with handle_errors(), open_database(db) as database:
+    with open_database(db) as database:
         database.delete(tree)
     if as_json:
         print_json({"deleted": tree})

@@ -34,6 +34,19 @@ from treeseek.code.resolve_python import PythonResolver
 class ResolvedTree:
     edges: list[ResolvedEdge] = field(default_factory=list)
     entrypoints: list[ResolvedEntrypoint] = field(default_factory=list)
+    _by_path: dict[str, list[ResolvedEdge]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+
+    def edges_of(self, path: str) -> list[ResolvedEdge]:
+        """The resolved edges whose source is file ``path``, in the file's edge order (an
+        index by path is built on the first call; :attr:`edges` must not change after)."""
+        if self._by_path is None:
+            by_path: dict[str, list[ResolvedEdge]] = {}
+            for edge in self.edges:
+                by_path.setdefault(edge.src_path, []).append(edge)
+            self._by_path = by_path
+        return self._by_path.get(path, [])
 
     def stats(self) -> dict[str, int]:
         resolved = sum(1 for e in self.edges if e.resolution is Resolution.RESOLVED)

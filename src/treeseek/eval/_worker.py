@@ -7,6 +7,7 @@ the query text, and returns the ranked paths with usage, cost, wall time and any
 
 from __future__ import annotations
 
+import os
 import time
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
@@ -16,8 +17,9 @@ import treeseek
 from treeseek.database import Database
 from treeseek.llm.base import Navigator, Usage
 from treeseek.llm.prices import estimate_cost
+from treeseek.llm.select import default_spec
 from treeseek.search.base import QueryOptions, Result
-from treeseek.search.strategy import run_query
+from treeseek.search.strategy import default_strategy, run_query
 
 #: per-commit database files a worker keeps open (instances come grouped by commit)
 _OPEN_FILES = 4
@@ -29,7 +31,9 @@ class RunSettings:
 
     dataset: str
     universe: str  # "paths" | "contents"
-    strategy: str = "auto"
+    #: "" = what `treeseek query` runs when none is named: flat without an LLM (``lexical``),
+    #: LLM tree search (``auto``) with one; resolved when the settings are made
+    strategy: str = ""
     llm: str = "lexical"
     ranker: str | None = None
     k: int = 10
@@ -42,6 +46,11 @@ class RunSettings:
     #: token budgets at which each answer is also selected as line spans (and as whole files,
     #: the baseline) and scored at line and symbol level; () = file level only
     budgets: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.strategy:
+            llm = self.llm.strip() or default_spec(os.environ)
+            object.__setattr__(self, "strategy", default_strategy(llm))
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

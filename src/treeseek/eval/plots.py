@@ -1,4 +1,6 @@
-"""PNG plots of eval runs (matplotlib, Agg backend: no display needed).
+"""PNG plots of eval runs (matplotlib, Agg backend: no display needed; the ``eval`` extra,
+imported on first use: without it ``treeseek eval plot`` says what to install and a run
+skips its plots).
 
 - ``metric_by_tier.png``: one metric per tier, one bar per run (grouped bars);
 - ``cost_vs_quality.png``: each run as a labelled point, quality against estimated cost per
@@ -8,17 +10,16 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt
-
+from treeseek.errors import ConfigError
 from treeseek.eval.summary import TIER_ORDER
+
+#: how to install what the plots need
+EXTRA = "pip install 'treeseek[eval]'"
 
 METRIC_TITLES = {
     "recall_at_gold": "recall@gold",
@@ -29,6 +30,23 @@ METRIC_TITLES = {
     "acc_at_5": "Acc@5",
     "acc_at_10": "Acc@10",
 }
+
+
+def available() -> bool:
+    """Whether matplotlib (the ``eval`` extra) is installed."""
+    return importlib.util.find_spec("matplotlib") is not None
+
+
+def _pyplot() -> Any:
+    """``matplotlib.pyplot`` on the Agg backend, imported on first use (the ``eval`` extra)."""
+    try:
+        import matplotlib
+    except ImportError as exc:
+        raise ConfigError(f"plots need matplotlib: {EXTRA}") from exc
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
 
 
 def _label(summary: Mapping[str, Any]) -> str:
@@ -42,6 +60,7 @@ def plot_metric_by_tier(
     tiers = [t for t in TIER_ORDER if any(t in s["by_tier"] for s in summaries)]
     groups = [*tiers, "all"]
     width = 0.8 / max(1, len(summaries))
+    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(max(6.0, 1.6 * len(groups) + 0.4 * len(summaries)), 4.2))
     for n, summary in enumerate(summaries):
         values = [
@@ -77,6 +96,7 @@ def plot_cost_vs_quality(
     summaries: Sequence[Mapping[str, Any]], out: Path, metric: str = "recall_at_gold"
 ) -> Path:
     """Two scatter panels: quality vs estimated $/query, and quality vs wall s/query."""
+    plt = _pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.2 + 0.18 * len(summaries)))
     panels = (("mean_cost_usd", "estimated cost per query (USD)"), ("mean_wall_s", "wall s/query"))
     for ax, (key, title) in zip(axes, panels, strict=True):

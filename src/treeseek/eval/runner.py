@@ -21,6 +21,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import itertools
 import json
+import logging
 import multiprocessing
 import os
 import platform
@@ -54,6 +55,8 @@ from treeseek.eval.universes import BuiltTree, CommitKey, PathUniverse
 from treeseek.llm.base import Navigator
 
 __all__ = ["RunOutcome", "RunSettings", "run_eval", "write_outputs"]
+
+log = logging.getLogger("treeseek.eval")
 
 RUN_FILE = "run.json"
 
@@ -264,13 +267,17 @@ def run_eval(
 
 
 def write_outputs(summary: Summary, out_dir: Path) -> None:
-    """``summary.json``, ``report.md`` and the plots of one run."""
-    from treeseek.eval.plots import write_plots
+    """``summary.json``, ``report.md`` and the plots of one run (the plots only with
+    matplotlib, the ``eval`` extra)."""
+    from treeseek.eval import plots
 
     write_summary(summary, out_dir)
     data = summary.to_dict()
     write_report(data, out_dir)
-    write_plots([data], out_dir)
+    if plots.available():
+        plots.write_plots([data], out_dir)
+    else:
+        log.warning("no plots for %s: matplotlib is not installed (%s)", out_dir, plots.EXTRA)
 
 
 def _job(number: int, built: BuiltTree, instance: Instance) -> Job:

@@ -24,7 +24,7 @@ import logging
 import random
 import time
 from abc import abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -176,6 +176,8 @@ class ProviderNavigator(Navigator):
         self.policy = policy or RetryPolicy()
         self.limiter = limiter or shared_limiter()
         self._rng = random.Random(seed)
+        #: waits between attempts (tests replace it with a fake clock that records the waits)
+        self.sleep: Callable[[float], None] = time.sleep
 
     @abstractmethod
     def _send(self, request: RankRequest, correction: Correction | None) -> RawReply:
@@ -201,7 +203,7 @@ class ProviderNavigator(Navigator):
                 note = f"attempt {attempt + 1} failed ({exc.reason}); retrying in {wait:.2f}s"
                 notes.append(note)
                 log.warning("%s: %s", self.name, note)
-                time.sleep(wait)
+                self.sleep(wait)
         raise AssertionError("unreachable")  # pragma: no cover
 
     @staticmethod

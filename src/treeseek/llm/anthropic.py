@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
-
-import anthropic
+from typing import TYPE_CHECKING, Any
 
 from treeseek.errors import ConfigError
 from treeseek.llm._limits import ConcurrencyLimiter
@@ -36,6 +34,9 @@ from treeseek.llm._protocol import (
 )
 from treeseek.llm.base import RANK_TOOL, RankRequest, Segment, Usage
 from treeseek.llm.tokens import count_tokens
+
+if TYPE_CHECKING:
+    import anthropic
 
 MAX_CACHE_BREAKPOINTS = 4
 DEFAULT_MODEL = "claude-sonnet-4-6"
@@ -52,6 +53,17 @@ MIN_CACHE_TOKENS_BY_MODEL: tuple[tuple[str, int], ...] = (
 )
 #: tokens of the tool definition, which precedes the system blocks in the cached prefix
 TOOL_TOKENS = count_tokens(json.dumps([RANK_TOOL]))
+
+
+def _sdk() -> Any:
+    """The ``anthropic`` SDK, imported on first use: it is an optional extra (``llm``)."""
+    try:
+        import anthropic
+    except ImportError as exc:
+        raise ConfigError(
+            "the anthropic navigator needs the Anthropic SDK: pip install 'treeseek[llm]'"
+        ) from exc
+    return anthropic
 
 
 def min_cache_tokens_for(model: str) -> int:
@@ -141,7 +153,8 @@ class AnthropicNavigator(ProviderNavigator):
         self.model = model
         self.name = f"anthropic:{model}"
         self.max_output_tokens = max_output_tokens
-        self._client = anthropic.Anthropic(
+        self._sdk = _sdk()
+        self._client: anthropic.Anthropic = self._sdk.Anthropic(
             api_key=api_key,
             base_url=base_url,
             max_retries=0,
@@ -165,8 +178,8 @@ class AnthropicNavigator(ProviderNavigator):
         body = self.build_body(request, correction)
         try:
             resp = self._client.messages.create(**body, timeout=self.policy.timeout_s)
-        except (anthropic.AnthropicError, ValueError) as exc:  # ValueError: a body that is not JSON
-            raise map_sdk_error(exc, anthropic) from exc
+        except (self._sdk.AnthropicError, ValueError) as exc:  # ValueError: body is not JSON
+            raise map_sdk_error(exc, self._sdk) from exc
         content = getattr(resp, "content", None) or []  # none: handled as "no tool call"
         tool_input: dict[str, Any] | str | None = None
         texts: list[str] = []

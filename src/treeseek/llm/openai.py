@@ -16,9 +16,7 @@ vLLM, llama.cpp's server, LM Studio).
 from __future__ import annotations
 
 import logging
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
 
 from treeseek.errors import ConfigError
 from treeseek.llm._limits import ConcurrencyLimiter
@@ -31,6 +29,9 @@ from treeseek.llm._protocol import (
     wire_text,
 )
 from treeseek.llm.base import RANK_TOOL, RankRequest, Usage
+
+if TYPE_CHECKING:
+    import openai
 
 SYSTEM_MESSAGE = (
     "You navigate a source code repository's directory tree to find the files relevant to a "
@@ -49,6 +50,17 @@ log = logging.getLogger("treeseek.llm")
 
 #: servers that need no key still make the SDK want one
 PLACEHOLDER_KEY = "not-needed"
+
+
+def _sdk() -> Any:
+    """The ``openai`` SDK, imported on first use: it is an optional extra (``llm``)."""
+    try:
+        import openai
+    except ImportError as exc:
+        raise ConfigError(
+            "the openai navigator needs the OpenAI SDK: pip install 'treeseek[llm]'"
+        ) from exc
+    return openai
 
 
 class OpenAINavigator(ProviderNavigator):
@@ -76,7 +88,8 @@ class OpenAINavigator(ProviderNavigator):
         self.name = f"openai-compatible:{model}@{base_url}" if base_url else f"openai:{model}"
         self.max_output_tokens = max_output_tokens
         self.force_tool = force_tool
-        self._client = openai.OpenAI(
+        self._sdk = _sdk()
+        self._client: openai.OpenAI = self._sdk.OpenAI(
             api_key=api_key or PLACEHOLDER_KEY,
             base_url=base_url,
             max_retries=0,
@@ -111,16 +124,16 @@ class OpenAINavigator(ProviderNavigator):
         body = self.build_body(request, correction)
         try:
             resp = self._client.chat.completions.create(**body, timeout=self.policy.timeout_s)
-        except openai.BadRequestError as exc:
+        except self._sdk.BadRequestError as exc:
             if not (self.force_tool and "tool_choice" in str(exc)):
-                raise map_sdk_error(exc, openai) from exc
+                raise map_sdk_error(exc, self._sdk) from exc
             # some local servers reject a named tool_choice: offer the tool unforced from now
             # on (the text-JSON fallback and the corrective retry cover a model that ignores it)
             log.warning("%s rejected a forced tool_choice (%s); using auto", self.name, exc)
             self.force_tool = False
             return self._send(request, correction)
-        except (openai.OpenAIError, ValueError) as exc:  # ValueError: a body that is not JSON
-            raise map_sdk_error(exc, openai) from exc
+        except (self._sdk.OpenAIError, ValueError) as exc:  # ValueError: body is not JSON
+            raise map_sdk_error(exc, self._sdk) from exc
         u = getattr(resp, "usage", None)
         prompt = int(getattr(u, "prompt_tokens", 0) or 0)
         details = getattr(u, "prompt_tokens_details", None)

@@ -41,6 +41,65 @@ class QueryOptions:
     max_total_bytes: int = 400_000  # total content budget in the result
 
 
+@dataclass(frozen=True, slots=True)
+class ChunkEvidence:
+    """A file's best-matching C0 chunk: where it is (1-based, inclusive lines) and its score."""
+
+    index: int
+    type: str
+    start_line: int
+    end_line: int
+    symbol: str | None
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class MentionEvidence:
+    """Something the question names exactly that points at this file."""
+
+    kind: str  # "path" | "frame" | "module" | "symbol" | "qname"
+    text: str  # what the question said
+    symbol: str | None = None  # the matched symbol's qualified name
+    line: int | None = None  # a line the evidence points at (frame line, symbol start)
+
+
+@dataclass(frozen=True, slots=True)
+class WalkEvidence:
+    """How a graph walk reached a file (``traverse``)."""
+
+    seed: str
+    walk_depth: int
+    relation: str  # the last edge's kind
+    direction: str  # "out": followed forwards; "in": backwards (callers, importers, ...)
+    node: str  # the file or symbol node reached
+    walk_score: float
+
+
+@dataclass(slots=True)
+class Evidence:
+    """Why a file was returned. Empty fields are left out of :meth:`to_dict`."""
+
+    chunk: ChunkEvidence | None = None
+    symbols: list[str] = field(default_factory=list)  # matching symbols (qualified names)
+    mentions: list[MentionEvidence] = field(default_factory=list)
+    why: dict[str, int] = field(default_factory=dict)  # signal -> the file's rank in it
+    walk: WalkEvidence | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.chunk is not None:
+            out["chunk"] = asdict(self.chunk)
+        if self.symbols:
+            out["symbols"] = list(self.symbols)
+        if self.mentions:
+            out["mentions"] = [asdict(m) for m in self.mentions]
+        if self.why:
+            out["why"] = dict(self.why)
+        if self.walk is not None:
+            out["walk"] = asdict(self.walk)
+        return out
+
+
 @dataclass(slots=True)
 class FileHit:
     node_id: str
@@ -49,7 +108,18 @@ class FileHit:
     score: float | None = None
     truncated: bool = False  # content cut by the size budget
     content_status: str = "stored"
-    evidence: dict[str, Any] = field(default_factory=dict)  # e.g. best chunk, line span
+    evidence: Evidence = field(default_factory=Evidence)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "node_id": self.node_id,
+            "path": self.path,
+            "content": self.content,
+            "score": self.score,
+            "truncated": self.truncated,
+            "content_status": self.content_status,
+            "evidence": self.evidence.to_dict(),
+        }
 
 
 @dataclass(slots=True)
@@ -65,7 +135,7 @@ class Result:
         return {
             "strategy": self.strategy,
             "navigator": self.navigator,
-            "files": [asdict(f) for f in self.files],
+            "files": [f.to_dict() for f in self.files],
             "usage": asdict(self.usage),
             "cost_usd": self.cost_usd,
             "trace": self.trace.to_dict(),

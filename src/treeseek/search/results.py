@@ -15,6 +15,7 @@ from treeseek.llm.prices import estimate_cost
 from treeseek.search.base import FileHit, QueryOptions, Result
 from treeseek.search.trace import Trace
 from treeseek.search.treeview import TreeView
+from treeseek.store.base import Store
 from treeseek.trees.model import ContentStatus
 
 
@@ -25,16 +26,18 @@ def _cut(data: bytes, limit: int) -> tuple[str, bool]:
     return data[:limit].decode("utf-8", errors="ignore"), True
 
 
-def file_hits(view: TreeView, node_ids: Sequence[str], options: QueryOptions) -> list[FileHit]:
-    nodes = view.nodes(list(node_ids)[: options.k])
-    hits: list[FileHit] = []
+def attach_contents(
+    store: Store, tree: str, hits: list[FileHit], options: QueryOptions
+) -> list[FileHit]:
+    """Fill the hits' contents in order under the options' byte budgets; the one place every
+    retriever applies them. A file over the per-file budget (``max_file_bytes``) or past the
+    total (``max_total_bytes``) is cut at a UTF-8 boundary and marked ``truncated``; a file
+    without stored content keeps ``content=None`` and says why in ``content_status``."""
     remaining = options.max_total_bytes
-    for node in nodes:
-        hit = FileHit(node_id=node.id, path=node.path, content_status=node.content_status.value)
-        hits.append(hit)
-        if not options.include_content or node.content_status is not ContentStatus.STORED:
+    for hit in hits:
+        if not options.include_content or hit.content_status != ContentStatus.STORED.value:
             continue
-        data = view.store.content(view.tree, node.id)
+        data = store.content(tree, hit.node_id)
         if data is None:
             hit.content_status = ContentStatus.ABSENT.value
             continue
@@ -45,6 +48,15 @@ def file_hits(view: TreeView, node_ids: Sequence[str], options: QueryOptions) ->
         hit.content, hit.truncated = _cut(data, limit)
         remaining -= min(len(data), limit)
     return hits
+
+
+def file_hits(view: TreeView, node_ids: Sequence[str], options: QueryOptions) -> list[FileHit]:
+    """The first ``k`` of ``node_ids`` as hits, with contents (:func:`attach_contents`)."""
+    nodes = view.nodes(list(node_ids)[: options.k])
+    hits = [
+        FileHit(node_id=n.id, path=n.path, content_status=n.content_status.value) for n in nodes
+    ]
+    return attach_contents(view.store, view.tree, hits, options)
 
 
 def finish(

@@ -51,10 +51,13 @@ def strategies() -> list[str]:
     return ["auto", *sorted(n for n in _registry if n != DOCUMENT_STRATEGY)]
 
 
-def default_strategy(navigator: Navigator) -> str:
+def default_strategy(navigator: Navigator | str) -> str:
     """The strategy when none is named: LLM tree search (``auto``) with an LLM navigator; with
-    the lexical navigator (no LLM), flat retrieval when it is registered, else ``auto``."""
-    if navigator.name == "lexical" and NO_LLM_DEFAULT in _registry:
+    the lexical navigator (no LLM), flat retrieval when it is registered, else ``auto``.
+
+    ``navigator``: the navigator, or its name / spec (``"lexical"``, ``"anthropic:MODEL"``)."""
+    name = navigator if isinstance(navigator, str) else navigator.name
+    if name.strip().lower() == "lexical" and NO_LLM_DEFAULT in _registry:
         return NO_LLM_DEFAULT
     return "auto"
 

@@ -109,7 +109,7 @@ class FlatContent:
     def _compute(self, query: str) -> ContentScores:
         started = time.perf_counter()
         try:
-            hits, _ = self.retriever.rank(self.ctx, query, ALL_FILES, evidence=False)
+            hits = self.retriever.rank(self.ctx, query, ALL_FILES, evidence=False).hits
         except RetrievalError as exc:
             return ContentScores({}, {}, [], False, time.perf_counter() - started, str(exc))
         ranked = [(h.path, float(h.score or 0.0)) for h in hits if (h.score or 0.0) > 0.0]

@@ -38,19 +38,29 @@ from treeseek.errors import RetrievalError
 from treeseek.index.code_hook import OUTLINE_KIND
 from treeseek.llm.base import Usage
 from treeseek.rank.paths import BM25PathScorer, PathCorpusStats
-from treeseek.search.base import FileHit, QueryOptions, Result, Retriever, SearchContext
+from treeseek.search.base import (
+    ChunkEvidence,
+    Evidence,
+    FileHit,
+    MentionEvidence,
+    QueryOptions,
+    Result,
+    Retriever,
+    SearchContext,
+)
 from treeseek.search.flat.file_bm25 import FileBM25Index
 from treeseek.search.flat.understanding import (
     MentionMatch,
     MentionResolver,
+    ParsedQuery,
     TreeNames,
-    extract_mentions,
     files_by_evidence,
 )
+from treeseek.search.results import attach_contents
 from treeseek.search.trace import Trace
 from treeseek.store.code_base import ChunkHit, CodeStore
 from treeseek.store.code_sqlite import code_store_for
-from treeseek.text.tokens import QUERY_STOPWORDS, code_tokens, unique_tokens
+from treeseek.text.tokens import unique_tokens
 from treeseek.trees.model import Node
 
 #: above this many files, path BM25 scores only the files other signals found
@@ -141,29 +151,49 @@ class _PrimaryFileIndex:
 @dataclass(slots=True)
 class _Signals:
     ranks: dict[str, dict[str, int]] = field(default_factory=dict)  # signal -> path -> rank
-    evidence: dict[str, dict[str, Any]] = field(default_factory=lambda: defaultdict(dict))
+    evidence: dict[str, Evidence] = field(default_factory=lambda: defaultdict(Evidence))
 
 
-def _chunk_evidence(chunk: ChunkHit) -> dict[str, Any]:
+def _chunk_evidence(chunk: ChunkHit) -> ChunkEvidence:
     """A file's best chunk as shown in its evidence: where it is and how it scored."""
-    return {
-        "index": chunk.index,
-        "type": str(chunk.type),
-        "start_line": chunk.start_line,
-        "end_line": chunk.end_line,
-        "symbol": chunk.symbol,
-        "score": round(chunk.score, 4),
-    }
-
-
-def _bm25_terms(text: str) -> Counter[str]:
-    """Every code token of ``text`` but stopwords, with its count."""
-    return Counter(t for t in code_tokens(text) if t not in QUERY_STOPWORDS)
+    return ChunkEvidence(
+        index=chunk.index,
+        type=str(chunk.type),
+        start_line=chunk.start_line,
+        end_line=chunk.end_line,
+        symbol=chunk.symbol,
+        score=round(chunk.score, 4),
+    )
 
 
 def _ranks(scores: dict[str, float]) -> dict[str, int]:
     ordered = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
     return {path: i + 1 for i, (path, _) in enumerate(ordered)}
+
+
+@dataclass(slots=True)
+class FlatRanking:
+    """What :meth:`FlatRetriever.rank` returns: the ranked files and what ran."""
+
+    hits: list[FileHit]  # best first, without contents
+    mode: str  # "lexical" | "hybrid" (vectors took part)
+    terms: list[str]  # the weighted terms sent to the chunk index
+    signals: list[str]  # the signals that ranked at least one file
+    mentions: int  # exact mentions resolved to files of the tree
+    seconds: float
+    notes: list[str] = field(default_factory=list)  # what could not run fully, and why
+
+    def trace_params(self) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "mode": self.mode,
+            "terms": self.terms,
+            "signals": self.signals,
+            "mentions": self.mentions,
+            "seconds": self.seconds,
+        }
+        if self.notes:
+            params["notes"] = self.notes
+        return params
 
 
 class FlatRetriever(Retriever):
@@ -231,7 +261,7 @@ class FlatRetriever(Retriever):
         return {t: known[t] for t in terms}, max(1, n)
 
     def _query_terms(
-        self, code: CodeStore, query: str, cfg: FlatConfig, files: _TreeFiles
+        self, code: CodeStore, query: ParsedQuery, cfg: FlatConfig, files: _TreeFiles
     ) -> list[str]:
         """The query's terms for BM25, most important first, repeated to weigh more.
 
@@ -241,12 +271,11 @@ class FlatRetriever(Retriever):
         more than 20), go.
         FTS5 sums BM25 over the phrases of an OR query, so a repeated term counts again.
         """
-        tokens = [t for t in code_tokens(query) if t not in QUERY_STOPWORDS]
-        if not tokens:
+        if not query.tokens:
             return []
-        qtf = Counter(tokens)
-        title = set(code_tokens(query.strip().split("\n", 1)[0]))
-        mentions = extract_mentions(query)
+        qtf = Counter(query.tokens)
+        title = set(query.title_tokens)
+        mentions = query.mentions
         code_like = set(unique_tokens(i for i, w in mentions.identifiers.items() if w >= 1.0))
         dfs, n = self._doc_freqs(code, list(qtf), cfg, files)
         scored: list[tuple[float, str]] = []
@@ -342,13 +371,13 @@ class FlatRetriever(Retriever):
         want = [
             files.hash_by_path[h.path]
             for h in hits
-            if "chunk" not in h.evidence and h.path in files.hash_by_path
+            if h.evidence.chunk is None and h.path in files.hash_by_path
         ]
         best = {c.content_hash: c for c in code.search_chunks_in(terms, want)}
         for h in hits:
             top = best.get(files.hash_by_path.get(h.path, ""))
-            if top is not None and "chunk" not in h.evidence:
-                h.evidence["chunk"] = _chunk_evidence(top)
+            if top is not None and h.evidence.chunk is None:
+                h.evidence.chunk = _chunk_evidence(top)
 
     def _chunk_signal(
         self,
@@ -371,7 +400,7 @@ class FlatRetriever(Retriever):
         }
         signals.ranks["chunks"] = _ranks(scores)
         for p, hs in best.items():
-            signals.evidence[p]["chunk"] = _chunk_evidence(hs[0])
+            signals.evidence[p].chunk = _chunk_evidence(hs[0])
 
     def _symbol_signal(
         self,
@@ -387,7 +416,7 @@ class FlatRetriever(Retriever):
             for p in allowed.get(h.content_hash, ()):
                 if p not in scores:
                     scores[p] = h.score
-                    signals.evidence[p].setdefault("symbols", []).append(h.qname)
+                    signals.evidence[p].symbols.append(h.qname)
         signals.ranks["symbols"] = _ranks(scores)
 
     def _path_signal(
@@ -423,10 +452,8 @@ class FlatRetriever(Retriever):
         return True
 
     # -- retrieve -------------------------------------------------------------------------
-    def rank(
-        self, ctx: SearchContext, query: str, k: int, *, evidence: bool = True
-    ) -> tuple[list[FileHit], dict[str, Any]]:
-        """Rank the tree's files; returns hits without content and a summary for the trace.
+    def rank(self, ctx: SearchContext, query: str, k: int, *, evidence: bool = True) -> FlatRanking:
+        """Rank the tree's files: hits without content, and what ran (for the trace).
 
         ``evidence=False`` skips looking up the best chunk of hits the chunk signal did not
         reach (a separate full-text query): callers that only want scores of many files."""
@@ -456,16 +483,18 @@ class FlatRetriever(Retriever):
             paths = [p for ps in allowed.values() for p in ps]
         signals = _Signals()
         notes: list[str] = []
-        terms = self._query_terms(code, query, cfg, files)
+        parsed = ParsedQuery.parse(query)
+        terms = self._query_terms(code, parsed, cfg, files)
         if cfg.files:
             note = self._file_signal(
-                code, _bm25_terms(query), files, cfg, signals, allowed, "files"
+                code, Counter(parsed.tokens), files, cfg, signals, allowed, "files"
             )
             if note:
                 notes.append(note)
-        title, _, body = query.strip().partition("\n")
-        if cfg.title and body.strip():
-            self._file_signal(code, _bm25_terms(title), files, cfg, signals, allowed, "title")
+        if cfg.title and parsed.has_body:
+            self._file_signal(
+                code, Counter(parsed.title_tokens), files, cfg, signals, allowed, "title"
+            )
         if cfg.chunks and terms:
             self._chunk_signal(code, terms, files, cfg, signals, allowed)
         if cfg.symbols and terms:
@@ -474,12 +503,10 @@ class FlatRetriever(Retriever):
         if cfg.mentions:
             resolver = MentionResolver(files.names, files.hash_by_path, code)
             allowed_paths = set(paths)
-            matches = [
-                m for m in resolver.resolve(extract_mentions(query)) if m.path in allowed_paths
-            ]
+            matches = [m for m in resolver.resolve(parsed.mentions) if m.path in allowed_paths]
             for m in matches:
-                signals.evidence[m.path].setdefault("mentions", []).append(
-                    {"kind": m.kind, "text": m.text, "symbol": m.symbol, "line": m.line}
+                signals.evidence[m.path].mentions.append(
+                    MentionEvidence(kind=m.kind, text=m.text, symbol=m.symbol, line=m.line)
                 )
         if cfg.paths:
             candidates = (
@@ -497,8 +524,9 @@ class FlatRetriever(Retriever):
         hits: list[FileHit] = []
         for path, score in ordered[:k]:
             node = files.nodes[path]
-            ev = dict(signals.evidence.get(path, {}))
-            ev["why"] = {s: r[path] for s, r in signals.ranks.items() if path in r}
+            known = signals.evidence.get(path)
+            ev = replace(known) if known is not None else Evidence()
+            ev.why = {s: r[path] for s, r in signals.ranks.items() if path in r}
             hits.append(
                 FileHit(
                     node_id=node.id,
@@ -510,16 +538,15 @@ class FlatRetriever(Retriever):
             )
         if terms and evidence:
             self._add_chunk_evidence(code, terms, hits, files)
-        summary = {
-            "mode": "hybrid" if vector_mode else "lexical",
-            "terms": terms,
-            "signals": sorted(signals.ranks),
-            "mentions": len(matches),
-            "seconds": round(time.perf_counter() - started, 4),
-        }
-        if notes:
-            summary["notes"] = notes
-        return hits, summary
+        return FlatRanking(
+            hits=hits,
+            mode="hybrid" if vector_mode else "lexical",
+            terms=terms,
+            signals=sorted(signals.ranks),
+            mentions=len(matches),
+            seconds=round(time.perf_counter() - started, 4),
+            notes=notes,
+        )
 
     def _fused_order(
         self, signals: _Signals, matches: list[MentionMatch], cfg: FlatConfig, files: _TreeFiles
@@ -584,13 +611,12 @@ class FlatRetriever(Retriever):
 
     def retrieve(self, ctx: SearchContext, query: str, options: QueryOptions) -> Result:
         started = time.perf_counter()
-        hits, summary = self.rank(ctx, query, options.k)
-        if options.include_content:
-            hits = _attach_contents(ctx, hits, options)
+        ranking = self.rank(ctx, query, options.k)
+        hits = attach_contents(ctx.store, ctx.tree.name, ranking.hits, options)
         trace = Trace(strategy=self.name, navigator="none")
-        trace.params.update(summary)
+        trace.params.update(ranking.trace_params())
         trace.paths.update({h.node_id: h.path for h in hits})
-        trace.stop_reason = f"{len(hits)} files ranked ({summary['mode']})"
+        trace.stop_reason = f"{len(hits)} files ranked ({ranking.mode})"
         trace.wall_s = round(time.perf_counter() - started, 4)
         return Result(
             files=hits,
@@ -600,23 +626,6 @@ class FlatRetriever(Retriever):
             usage=Usage(),
             cost_usd=0.0,
         )
-
-
-def _attach_contents(
-    ctx: SearchContext, hits: list[FileHit], options: QueryOptions
-) -> list[FileHit]:
-    budget = options.max_total_bytes
-    out: list[FileHit] = []
-    for hit in hits:
-        data = ctx.store.content(ctx.tree.name, hit.node_id)
-        if data is None or budget <= 0:
-            out.append(hit)
-            continue
-        limit = min(options.max_file_bytes, budget)
-        text = data[:limit].decode("utf-8", "replace")
-        budget -= min(len(data), limit)
-        out.append(replace(hit, content=text, truncated=len(data) > limit))
-    return out
 
 
 def flat_mode(retriever: FlatRetriever) -> str:

@@ -17,6 +17,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from treeseek.store.code_base import CodeStore
+from treeseek.text.tokens import QUERY_STOPWORDS, code_tokens
 
 # -- extraction ------------------------------------------------------------------------------
 
@@ -189,6 +190,34 @@ def extract_mentions(query: str) -> QueryMentions:
 
 
 # -- matching --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedQuery:
+    """A question parsed once per query: every signal reads its tokens, title and mentions
+    from here instead of tokenizing the text again."""
+
+    text: str
+    #: code tokens of the whole question without stopwords, in order, with repeats
+    tokens: tuple[str, ...]
+    #: the first line, and whether more lines follow (an issue's title and body)
+    first_line: str
+    has_body: bool
+    #: code tokens of the first line without stopwords, with repeats
+    title_tokens: tuple[str, ...]
+    mentions: QueryMentions
+
+    @classmethod
+    def parse(cls, text: str) -> ParsedQuery:
+        first, _, body = text.strip().partition("\n")
+        return cls(
+            text=text,
+            tokens=tuple(t for t in code_tokens(text) if t not in QUERY_STOPWORDS),
+            first_line=first,
+            has_body=bool(body.strip()),
+            title_tokens=tuple(t for t in code_tokens(first) if t not in QUERY_STOPWORDS),
+            mentions=extract_mentions(text),
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,8 @@ flat score (times flat's test penalty for a test file), *added* to its own flat 
 when it is not among flat's top k). A walk score is the seed's normalized score decayed per
 edge (see :class:`~treeseek.search.graph.traverse.CodeGraphPolicy`), so a walked file enters below
 the seed that reached it, and a file both found lexically and connected to the seeds rises.
-Walked files carry their provenance in ``evidence["walk"]``.
+Walked files carry their provenance in ``evidence.walk``
+(:class:`~treeseek.search.base.WalkEvidence`).
 
 Flat stays the default strategy; this one is opt-in until it beats flat on the eval set. A tree
 without a code index (nothing parsed: no symbols, no imports) gets the flat ranking, with a
@@ -25,18 +26,26 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from treeseek.code.conventions import is_test_path
 from treeseek.code.graph import CONTAINS
 from treeseek.code.model import EdgeType
 from treeseek.llm.base import Usage
-from treeseek.search.base import FileHit, QueryOptions, Result, Retriever, SearchContext
+from treeseek.search.base import (
+    Evidence,
+    FileHit,
+    QueryOptions,
+    Result,
+    Retriever,
+    SearchContext,
+    WalkEvidence,
+)
 from treeseek.search.flat.flat import FlatRetriever
 from treeseek.search.graph.traverse import SearchHit, code_graph_policy, traverse
 from treeseek.search.graph.tree_graph import TreeGraphCache
-from treeseek.search.results import file_hits
+from treeseek.search.results import attach_contents
 from treeseek.search.trace import Trace
 from treeseek.search.treeview import TreeView
 from treeseek.store.code_sqlite import code_store_for
@@ -86,15 +95,15 @@ class WalkedFile:
     relation: str  # the last edge's kind
     direction: str  # "out": followed forwards; "in": backwards (callers, importers, ...)
 
-    def evidence(self) -> dict[str, Any]:
-        return {
-            "seed": self.seed,
-            "walk_depth": self.walk_depth,
-            "relation": self.relation,
-            "direction": self.direction,
-            "node": self.node,
-            "walk_score": round(self.score, 4),
-        }
+    def evidence(self) -> WalkEvidence:
+        return WalkEvidence(
+            seed=self.seed,
+            walk_depth=self.walk_depth,
+            relation=self.relation,
+            direction=self.direction,
+            node=self.node,
+            walk_score=round(self.score, 4),
+        )
 
 
 _graphs = TreeGraphCache()
@@ -109,13 +118,13 @@ def seed_symbols(hit: FileHit) -> list[str]:
     """Symbols a flat hit's evidence names exactly: mentioned symbols and stack frames,
     matching symbols, and the best chunk's symbol (qualified names within the file)."""
     names: list[str] = []
-    for m in hit.evidence.get("mentions", ()):
-        if m.get("kind") in _EXACT_MENTIONS and m.get("symbol"):
-            names.append(str(m["symbol"]))
-    names.extend(str(s) for s in hit.evidence.get("symbols", ()))
-    chunk = hit.evidence.get("chunk")
-    if isinstance(chunk, dict) and chunk.get("symbol"):
-        names.append(str(chunk["symbol"]))
+    for m in hit.evidence.mentions:
+        if m.kind in _EXACT_MENTIONS and m.symbol:
+            names.append(m.symbol)
+    names.extend(hit.evidence.symbols)
+    chunk = hit.evidence.chunk
+    if chunk is not None and chunk.symbol:
+        names.append(chunk.symbol)
     return list(dict.fromkeys(names))
 
 
@@ -161,13 +170,14 @@ class GraphWalkRetriever(Retriever):
         started = time.perf_counter()
         # flat ranks exactly k files: asking for more costs flat's chunk evidence per file
         # (measured: 65 s of a 125 s query for 30 files on a django tree under load)
-        flat_hits, summary = self.flat.rank(ctx, query, options.k)
+        ranking = self.flat.rank(ctx, query, options.k)
+        flat_hits = ranking.hits
         t_graph = time.perf_counter()
         builds = self.graphs.builds
         loaded = self.graphs.get(ctx.store, code_store_for(ctx.store), ctx.tree)
         graph = loaded.graph
         params: dict[str, Any] = {
-            "flat": summary,
+            "flat": ranking.trace_params(),
             "graph_s": round(time.perf_counter() - t_graph, 4),
             "graph_built": self.graphs.builds > builds,
         }
@@ -212,7 +222,7 @@ class GraphWalkRetriever(Retriever):
             walk_weight=cfg.walk_weight,
         )
         top = fused[: options.k]
-        entered = sum(1 for h in top if "walk" in h.evidence and "why" not in h.evidence)
+        entered = sum(1 for h in top if h.evidence.walk is not None and not h.evidence.why)
         note = f"{len(top)} files: flat + walk ({entered} reached only by the walk)"
         return self._result(ctx, top, options, params, note, started)
 
@@ -230,7 +240,7 @@ class GraphWalkRetriever(Retriever):
             if w is None:
                 out.append(h)
                 continue
-            evidence = dict(h.evidence, walk=w.evidence())
+            evidence = replace(h.evidence, walk=w.evidence())
             score = float(h.score or 0.0) + weight * w.score * _prior(h.path, test_penalty)
             out.append(
                 FileHit(
@@ -254,7 +264,7 @@ class GraphWalkRetriever(Retriever):
                     path=w.path,
                     score=round(weight * w.score * _prior(w.path, test_penalty), 6),
                     content_status=str(node.content_status),
-                    evidence={"walk": w.evidence()},
+                    evidence=Evidence(walk=w.evidence()),
                 )
             )
         head = out[: self.config.protect_head]
@@ -270,15 +280,7 @@ class GraphWalkRetriever(Retriever):
         note: str,
         started: float,
     ) -> Result:
-        view = TreeView(ctx.store, ctx.tree.name)
-        with_contents = file_hits(view, [h.node_id for h in hits], options)
-        by_id = {h.node_id: h for h in with_contents}
-        files: list[FileHit] = []
-        for h in hits:
-            c = by_id.get(h.node_id)
-            if c is not None:
-                h.content, h.truncated, h.content_status = c.content, c.truncated, c.content_status
-            files.append(h)
+        files = attach_contents(ctx.store, ctx.tree.name, hits, options)
         trace = Trace(strategy=self.name, navigator="none")
         trace.params.update(params)
         trace.paths.update({h.node_id: h.path for h in files})

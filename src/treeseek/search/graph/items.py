@@ -4,6 +4,12 @@ score}`` (plus line spans, which the reference stores but does not return).
 The flat retriever picks the files; this module explains them item by item from the code
 layers of those files: C3 entrypoints, C1 symbols, C2 edges and C0 chunks, ordered as the
 reference orders them: (lexical rank, test penalty, layer rank C3 > C1 > C2 > C0, score).
+
+C2 items carry the cross-file resolver's answer per edge (``resolution``: ``resolved`` or
+``partial``, :class:`~treeseek.code.model.Resolution`) and the destination it found
+(``dst_path``, ``dst_symbol_id``), so the tree's code graph is built (and cached, see
+:class:`~treeseek.search.graph.tree_graph.TreeGraphCache`) when that layer is asked for; this
+is why the module lives with the graph retrievers rather than under ``search/flat/``.
 """
 
 from __future__ import annotations
@@ -13,8 +19,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from treeseek.code.conventions import is_test_path
+from treeseek.code.model import symbol_id
+from treeseek.code.resolve import ResolvedTree
 from treeseek.search.base import SearchContext
 from treeseek.search.flat.flat import FlatConfig, FlatRetriever
+from treeseek.search.graph.tree_graph import TreeGraphCache
+from treeseek.search.graph.walk import graph_cache
 from treeseek.store.code_sqlite import code_store_for
 from treeseek.text.tokens import code_tokens, unique_tokens
 
@@ -57,18 +67,24 @@ def retrieve_items(
     limit: int = DEFAULT_LIMIT,
     config: FlatConfig | None = None,
     files: int = 5,
+    graphs: TreeGraphCache | None = None,
 ) -> list[RetrievalItem]:
     """Items of the requested layers from the best ``files`` files for ``query``.
 
-    ``config`` carries the filters (path prefix, languages, exclude tests).
+    ``config`` carries the filters (path prefix, languages, exclude tests). ``graphs``: where
+    the tree's resolved code graph is cached (default: the ``traverse`` strategy's cache).
     """
     unknown = [name for name in layers if name not in LAYER_RANK]
     if unknown:
         from treeseek.errors import ConfigError
 
         raise ConfigError(f"unknown layer(s) {unknown}; choose from {', '.join(LAYERS)}")
-    hits, _ = FlatRetriever(config).rank(ctx, query, files)
+    hits = FlatRetriever(config).rank(ctx, query, files).hits
     code = code_store_for(ctx.store)
+    resolved: ResolvedTree | None = None
+    if hits and "C2_DEPENDENCY_GRAPH" in layers:
+        graphs = graphs if graphs is not None else graph_cache()
+        resolved = graphs.get(ctx.store, code, ctx.tree).resolved
     terms = set(unique_tokens([query]))
     exact = {i.lower() for i in code_tokens(query) if "_" in i} | {
         t
@@ -140,8 +156,11 @@ def retrieve_items(
                     ),
                     s.qname,
                 )
-        if "C2_DEPENDENCY_GRAPH" in layers:
-            for e in code.edges(digest):
+        if resolved is not None:
+            for e in resolved.edges_of(hit.path):
+                dst_id = None
+                if e.dst_path is not None:
+                    dst_id = symbol_id(e.dst_path, e.dst_symbol) if e.dst_symbol else e.dst_path
                 add(
                     RetrievalItem(
                         hit.path,
@@ -152,7 +171,9 @@ def retrieve_items(
                             "edge_type": str(e.type),
                             "src_qname": e.src,
                             "dst_ref": e.dst_ref,
-                            "resolution": "partial",
+                            "resolution": str(e.resolution),
+                            "dst_path": e.dst_path,
+                            "dst_symbol_id": dst_id,
                             "lang_payload": e.lang_payload,
                             "artifact_type": "CODE",
                         },

@@ -1,0 +1,83 @@
+"""The public API: what ``import treeseek`` offers is exactly ``treeseek.__all__`` (in the style
+of httpx's test), with the query types and every error class; the CLI queries through it."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+import treeseek
+import treeseek.errors
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_all_matches_the_public_names() -> None:
+    public = {
+        name
+        for name, value in vars(treeseek).items()
+        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+    }
+    assert treeseek.__all__ == sorted(treeseek.__all__)
+    assert len(set(treeseek.__all__)) == len(treeseek.__all__)
+    assert set(treeseek.__all__) == public
+    for name in treeseek.__all__:
+        assert getattr(treeseek, name) is not None
+
+
+def test_the_query_types_and_every_error_class_are_exported() -> None:
+    from treeseek.search.base import FileHit, QueryOptions, Result
+
+    assert (treeseek.Result, treeseek.FileHit, treeseek.QueryOptions) == (
+        Result,
+        FileHit,
+        QueryOptions,
+    )
+    errors = {
+        name
+        for name, value in vars(treeseek.errors).items()
+        if inspect.isclass(value) and issubclass(value, treeseek.errors.TreeseekError)
+    }
+    assert errors <= set(treeseek.__all__)
+    # ... and the README's list of them names exactly those
+    text = README.read_text(encoding="utf-8")
+    listed = text[text.index("Every error treeseek raises derives from") :].split("\n\n")[0]
+    assert set(re.findall(r"`(?:treeseek\.)?([A-Z]\w+)`", listed)) == errors
+
+
+def test_the_cli_queries_through_database_query(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from treeseek.cli.app import load_commands
+
+    for name in ("TREESEEK_LLM", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "TREESEEK_LLM_RECORD"):
+        monkeypatch.delenv(name, raising=False)  # no LLM: both default to flat
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "ids.py").write_text("def node_id_for_path(path):\n    return path\n")
+    db = ["--db", str(tmp_path / "t.db")]
+    app = load_commands()
+    runner = CliRunner()
+    assert runner.invoke(app, ["index", str(root), "--name", "repo", *db]).exit_code == 0
+    calls: list[dict[str, Any]] = []
+    original = treeseek.Database.query
+
+    def spy(self: treeseek.Database, tree: str, question: str, **kw: Any) -> treeseek.Result:
+        calls.append({"tree": tree, "question": question, **kw})
+        return original(self, tree, question, **kw)
+
+    monkeypatch.setattr(treeseek.Database, "query", spy)
+    result = runner.invoke(app, ["query", "repo", "node ids from paths", "-k", "3", *db])
+    assert result.exit_code == 0, result.output
+    assert "pkg/ids.py" in result.stdout
+    [call] = calls
+    assert (call["tree"], call["question"], call["k"]) == ("repo", "node ids from paths", 3)
+    with treeseek.open(tmp_path / "t.db") as database:
+        python = database.query("repo", "node ids from paths", k=3)
+    assert python.strategy == "flat" and "flat via" in result.stderr
