@@ -22,7 +22,7 @@ from treeseek.code.model import symbol_id
 from treeseek.context.model import Budget, Context, Level, RankedFile, Span
 from treeseek.context.names import check_range, parse_range, resolve_file, resolve_symbol
 from treeseek.context.outline import outline_file
-from treeseek.context.select import Selection, plan, select, whole_files
+from treeseek.context.select import Selection, evidence_dict, plan, select, whole_files
 from treeseek.context.source import TreeSource
 from treeseek.errors import AmbiguousSymbol, ConfigError, NodeNotFound
 from treeseek.llm.tokens import TokenCounter, default_counter
@@ -53,8 +53,7 @@ def _ranked(hits: Sequence[Any], spans: Sequence[Span] = ()) -> list[RankedFile]
         count[s.path] = count.get(s.path, 0) + 1
     out: list[RankedFile] = []
     for rank, hit in enumerate(hits, 1):
-        evidence = getattr(hit, "evidence", None) or {}
-        why = evidence.get("why")
+        why = evidence_dict(hit).get("why")
         out.append(
             RankedFile(
                 path=hit.path,

@@ -146,6 +146,18 @@ def query_terms(source: TreeSource, query: str, limit: int = MAX_TERMS) -> dict[
 # -- anchors -----------------------------------------------------------------------------------
 
 
+def evidence_dict(hit: Any) -> dict[str, Any]:
+    """A hit's evidence as plain data (``FileHit.evidence`` is an ``Evidence`` with
+    ``to_dict()``; a plain dict is accepted too)."""
+    evidence = getattr(hit, "evidence", None)
+    if evidence is None:
+        return {}
+    if hasattr(evidence, "to_dict"):
+        data: dict[str, Any] = evidence.to_dict()
+        return data
+    return dict(evidence)
+
+
 def _evidence_anchors(path: str, rank: int, evidence: dict[str, Any]) -> list[Anchor]:
     out: list[Anchor] = []
     for m in evidence.get("mentions", ()) or ():
@@ -235,7 +247,7 @@ def plan(
     by_path = {h.path: h for h in hits}
     anchors: dict[str, list[Anchor]] = {}
     for rank, path in enumerate(paths):
-        evidence = getattr(by_path[path], "evidence", None) or {}
+        evidence = evidence_dict(by_path[path])
         found = _order(source, path, _evidence_anchors(path, rank, evidence))
         found += _bm25_anchors(weights, path, rank, source, chunks_per_file)
         if not found:
