@@ -27,7 +27,6 @@ from treeseek.eval.datasets import load_instances
 from treeseek.llm.lexical import LexicalNavigator
 from treeseek.search.base import SearchContext
 from treeseek.search.flat.flat import FlatRetriever, _Signals
-from treeseek.store.code_sqlite import code_store_for
 from treeseek.text.tokens import QUERY_STOPWORDS, code_tokens
 
 DATASET = Path("/work/shared/bench/swebench-verified-dev.jsonl")
@@ -47,10 +46,12 @@ def main() -> None:
     queries = [i.query for i in load_instances(DATASET) if not args.repo or i.repo == args.repo]
     db = treeseek.open(args.db)
     try:
-        ctx = SearchContext(store=db.store, tree=db.tree(args.tree), navigator=LexicalNavigator())
+        ctx = SearchContext(
+            store=db.store, tree=db.tree(args.tree), navigator=LexicalNavigator(), caches=db.caches
+        )
         retriever = FlatRetriever()
         cfg = retriever.config
-        code = code_store_for(db.store)
+        code = db.store.code()
         files = retriever._tree_files(ctx)
         allowed: dict[str, list[str]] = defaultdict(list)
         for p, h in files.hash_by_path.items():
@@ -72,14 +73,14 @@ def main() -> None:
         counted = [Counter(t for t in code_tokens(q) if t not in QUERY_STOPWORDS) for q in queries]
         cold, warm, scoring, whole = [], [], [], []
         for qt in counted:
-            primary.term_ids.clear()
+            files.term_ids.clear()
             t0 = time.perf_counter()
-            retriever._file_signal(code, qt, files, cfg, _Signals(), allowed)
+            retriever._file_signal(code, qt, files, cfg, _Signals(), allowed, "files")
             cold.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
-            retriever._file_signal(code, qt, files, cfg, _Signals(), allowed)
+            retriever._file_signal(code, qt, files, cfg, _Signals(), allowed, "files")
             warm.append(time.perf_counter() - t0)
-            ids = {primary.term_ids[t]: n for t, n in qt.items() if primary.term_ids[t] >= 0}
+            ids = {files.term_ids[t]: n for t, n in qt.items() if files.term_ids[t] >= 0}
             t0 = time.perf_counter()
             index.score(ids)
             scoring.append(time.perf_counter() - t0)

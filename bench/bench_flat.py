@@ -35,9 +35,6 @@ from treeseek.eval.metrics import mean_scores, score
 from treeseek.index.code_hook import CodeIndexHook
 from treeseek.search.base import SearchContext
 from treeseek.search.flat.flat import FlatConfig, FlatRetriever
-from treeseek.store.code_sqlite import CODE_SCHEMA_SQL
-from treeseek.store.migrations import MIGRATIONS, Migration
-from treeseek.store.sqlite import SQLiteStore
 from treeseek.trees.git import GitTreeBuilder
 from treeseek.trees.model import NodeType
 from treeseek.trees.source import SourceEntry, SourceWarnings
@@ -116,14 +113,8 @@ def make_embedder(name: str | None) -> Embedder | None:
     return load_embedder(name)
 
 
-def _migrations() -> list[Migration]:
-    if any("code layers" in m.description for m in MIGRATIONS):
-        return MIGRATIONS
-    return [*MIGRATIONS, Migration(MIGRATIONS[-1].version + 1, "code layers", CODE_SCHEMA_SQL)]
-
-
 def open_db(path: Path, embedder: Embedder | None) -> Database:
-    return Database(SQLiteStore(path, migrations=_migrations()), hooks=[CodeIndexHook(embedder)])
+    return treeseek.open(path, hooks=[CodeIndexHook(embedder)])
 
 
 class EvalContents:
@@ -232,7 +223,7 @@ def run_configs(
             if db is None:
                 db = dbs[inst.repo] = open_db(work / (inst.repo.replace("/", "+") + ".db"), None)
         tree = db.store.tree(name)
-        ctx = SearchContext(store=db.store, tree=tree, navigator=_Null())  # type: ignore[arg-type]
+        ctx = SearchContext(store=db.store, tree=tree, navigator=_Null(), caches=db.caches)  # type: ignore[arg-type]
         retriever.config = FlatConfig()
         retriever.rank(ctx, inst.query, 10)  # load the tree's files once, untimed
         for label, cfg in configs.items():

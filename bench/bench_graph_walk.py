@@ -19,9 +19,8 @@ import treeseek
 from treeseek.llm.lexical import LexicalNavigator
 from treeseek.search.base import QueryOptions, SearchContext
 from treeseek.search.flat.flat import FlatRetriever
-from treeseek.search.graph.tree_graph import TreeGraphCache, tree_code_graph
+from treeseek.search.graph.tree_graph import tree_code_graph
 from treeseek.search.graph.walk import GraphWalkRetriever
-from treeseek.store.code_sqlite import code_store_for
 
 QUERY = (
     "QuerySet.values_list() with flat=True crashes after order_by() on a related field\n"
@@ -48,15 +47,14 @@ def main() -> None:
     args = ap.parse_args()
     db = treeseek.open(args.db)
     tree = db.tree(args.tree)
-    code = code_store_for(db.store)
     ctx = SearchContext(store=db.store, tree=tree, navigator=LexicalNavigator())
     options = QueryOptions(strategy="traverse", include_content=False)
     flat = FlatRetriever()
-    walker = GraphWalkRetriever(flat=flat, graphs=TreeGraphCache())
+    walker = GraphWalkRetriever(flat=flat)
     walker.retrieve(ctx, args.query, options)  # warm: graph cached, pages in the OS cache
     out = {
         "files": tree.file_count,
-        "graph_build_s": _median(lambda: tree_code_graph(db.store, code, tree.name), args.runs),
+        "graph_build_s": _median(lambda: tree_code_graph(db.store, tree.name), args.runs),
         "flat_s": _median(lambda: flat.rank(ctx, args.query, 30), args.runs),
         "traverse_cached_graph_s": _median(
             lambda: walker.retrieve(ctx, args.query, options), args.runs

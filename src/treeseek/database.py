@@ -29,8 +29,8 @@ from treeseek.index.run import (
     default_hooks,
     index_tree,
 )
-from treeseek.store.base import Store
-from treeseek.store.sqlite import SQLiteStore
+from treeseek.search.caches import TreeCaches
+from treeseek.store import Store, open_store
 from treeseek.trees.model import ROOT_PATH, Node, TreeInfo
 from treeseek.trees.source import TreeBuilder
 
@@ -53,14 +53,20 @@ def normalize_query_path(path: str) -> str:
 
 
 class Database(Closing):
-    """A treeseek database: named trees, their nodes and contents."""
+    """A treeseek database: named trees, their nodes and contents.
+
+    ``caches`` holds what retrievers derive from its trees (file tables, BM25 indexes, code
+    graphs) across queries; it is this database's alone and is emptied by :meth:`close`.
+    """
 
     def __init__(self, store: Store, *, hooks: Sequence[IndexHook] | None = None) -> None:
         self.store = store
         self.hooks: list[IndexHook] = default_hooks() if hooks is None else list(hooks)
+        self.caches = TreeCaches()
 
     # -- lifecycle -----------------------------------------------------------------------
     def close(self) -> None:
+        self.caches.clear()
         self.store.close()
 
     # -- indexing ------------------------------------------------------------------------
@@ -84,6 +90,7 @@ class Database(Closing):
         builder = self._builder(source, paths_from)
         self._skip_own_files(builder)
         tree_name = name or _default_name(source, paths_from)
+        self.caches.drop(tree_name)  # a new version: what was derived from the old one goes
         return index_tree(
             self.store,
             tree_name,
@@ -121,14 +128,12 @@ class Database(Closing):
         """Indexing a directory that holds this database must not index the database."""
         from treeseek.trees.filesystem import FilesystemBuilder
 
-        db_path = getattr(self.store, "path", None)
-        if isinstance(builder, FilesystemBuilder) and isinstance(db_path, Path):
-            builder.skip_files(
-                [Path(f"{db_path}{suffix}") for suffix in ("", "-wal", "-shm", "-journal")]
-            )
+        if isinstance(builder, FilesystemBuilder):
+            builder.skip_files(self.store.local_files())
 
     def delete(self, name: str) -> None:
         """Remove a tree and the contents no other tree uses."""
+        self.caches.drop(name)
         self.store.delete_tree(name)
 
     # -- reading -------------------------------------------------------------------------
@@ -269,7 +274,12 @@ class Database(Closing):
         if budgeted:
             options.setdefault("include_content", False)  # spans read the lines themselves
         result = run_query(
-            self.store, self.tree(tree), question, QueryOptions(**options), navigator
+            self.store,
+            self.tree(tree),
+            question,
+            QueryOptions(**options),
+            navigator,
+            caches=self.caches,
         )
         if not budgeted:
             return result
@@ -382,4 +392,4 @@ def open(path: str | Path | None = None, *, hooks: Sequence[IndexHook] | None = 
     (:func:`treeseek.config.resolve_db_path`). ``hooks``: index hooks for derived layers
     (default: the registered ones, :data:`treeseek.index.run.DEFAULT_HOOK_FACTORIES`).
     """
-    return Database(SQLiteStore(resolve_db_path(path)), hooks=hooks)
+    return Database(open_store(resolve_db_path(path)), hooks=hooks)

@@ -17,7 +17,6 @@ from treeseek.search.flat.understanding import (
     extract_mentions,
     files_by_evidence,
 )
-from treeseek.store.code_sqlite import code_store_for
 
 TRACEBACK = """Crash when ordering
 Traceback (most recent call last):
@@ -114,7 +113,7 @@ def db(tmp_path: Path) -> Iterator[Database]:
 
 def _resolver(db: Database) -> MentionResolver:
     files = {n.path: n.content_hash for n in db.subtree("t") if n.is_file and n.content_hash}
-    return MentionResolver(TreeNames.build(list(files)), files, code_store_for(db.store))
+    return MentionResolver(TreeNames.build(list(files)), files, db.store.code())
 
 
 def test_resolver_matches_frames_and_symbols(db: Database) -> None:

@@ -1,7 +1,8 @@
-"""The code-layer store: content-keyed rows, FTS5 search, exact names, vectors, pruning."""
+"""The code-layer store: content-keyed rows, part term counts, exact names, vectors, pruning."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,8 +12,9 @@ import pytest
 import treeseek
 from treeseek.code.model import ChunkType, FileCodeIndex, Symbol, SymbolKind
 from treeseek.database import Database
-from treeseek.index.code_hook import CodeIndexHook
-from treeseek.store.code_sqlite import SQLiteCodeStore, code_store_for
+from treeseek.index.code_hook import CodeIndexHook, prepare_code
+from treeseek.store import CodeStore, CodeWriter
+from treeseek.text.tokens import code_tokens
 
 MODELS = '''"""User models."""
 
@@ -62,7 +64,7 @@ def _hashes(db: Database, tree: str) -> dict[str, str]:
 
 def test_index_stores_every_layer_by_content_hash(db: Database, repo: Path) -> None:
     db.index(repo, name="demo")
-    code = code_store_for(db.store)
+    code = db.store.code()
     hashes = _hashes(db, "demo")
     infos = code.code_files(hashes.values())
     assert infos[hashes["app/models.py"]].language == "python"
@@ -79,33 +81,44 @@ def test_index_stores_every_layer_by_content_hash(db: Database, repo: Path) -> N
     assert any(e.dst_ref.endswith("load_profile") for e in edges)
 
 
-def test_search_is_restricted_to_the_given_contents(db: Database, repo: Path) -> None:
+def test_part_terms_count_the_tokens_of_each_chunk_and_symbol(db: Database, repo: Path) -> None:
     db.index(repo, name="demo")
-    code = code_store_for(db.store)
+    code = db.store.code()
+    assert isinstance(code, CodeStore)
+    digest = _hashes(db, "demo")["app/models.py"]
+    chunks = code.chunks(digest)
+    parts = code.part_terms("chunks", [digest])[digest]
+    assert len(parts) == len(chunks) == len(code.chunk_spans([digest])[digest])
+    ids = code.term_ids(["userprofile", "user", "profile", "nosuchterm"])
+    assert ids.keys() == {"userprofile", "user", "profile"}  # whole identifiers and parts
+    start = 0
+    for chunk, length, size in zip(chunks, parts.lengths, parts.sizes, strict=True):
+        text = chunk.text if chunk.symbol is None else chunk.symbol + "\n" + chunk.text
+        tokens = code_tokens(text)
+        assert int(length) == len(tokens) and int(size) == len(set(tokens))
+        got = parts.term_ids[start : start + int(size)]
+        assert list(got) == sorted(got)
+        start += int(size)
+    symbols = code.part_terms("symbols", [digest])[digest]
+    assert len(symbols) == len(code.symbols(digest))
+    assert code.part_terms("chunks", ["no-such-hash"]) == {}
+
+
+def test_chunk_spans_are_positions_in_chunk_order(db: Database, repo: Path) -> None:
+    db.index(repo, name="demo")
+    code = db.store.code()
     hashes = _hashes(db, "demo")
-    everywhere = code.search_chunks(["display", "name"], set(hashes.values()), 50)
-    assert {h.content_hash for h in everywhere} == {hashes["app/models.py"], hashes["app/views.py"]}
-    only_views = code.search_chunks(["display", "name"], {hashes["app/views.py"]}, 50)
-    assert {h.content_hash for h in only_views} == {hashes["app/views.py"]}
-    assert all(h.score > 0 for h in only_views)
-    sym = code.search_symbols(["profile"], set(hashes.values()), 10)
-    assert {h.qname for h in sym} >= {"UserProfile", "load_profile", "profile_view"}
-
-
-def test_code_aware_tokens_match_parts_and_whole_identifiers(db: Database, repo: Path) -> None:
-    db.index(repo, name="demo")
-    code = code_store_for(db.store)
-    hashes = set(_hashes(db, "demo").values())
-    whole = code.search_symbols(["userprofile"], hashes, 10)
-    assert {h.qname for h in whole} == {"UserProfile", "UserProfile.display_name"}
-    part = code.search_symbols(["user"], hashes, 10)
-    assert "UserProfile" in {h.qname for h in part}
-    assert code.chunk_term_doc_freqs(["userprofile", "nosuchterm"]).keys() == {"userprofile"}
+    spans = code.chunk_spans(hashes.values())
+    for digest, found in spans.items():
+        chunks = code.chunks(digest)
+        assert [(s.index, s.type, s.start_line, s.end_line, s.symbol) for s in found] == [
+            (c.index, c.type, c.start_line, c.end_line, c.symbol) for c in chunks
+        ]
 
 
 def test_exact_names_and_qualified_names(db: Database, repo: Path) -> None:
     db.index(repo, name="demo")
-    code = code_store_for(db.store)
+    code = db.store.code()
     hashes = _hashes(db, "demo")
     found = code.symbols_named(["display_name", "UserProfile.display_name"], hashes.values())
     assert {(h.qname, h.content_hash) for h in found} == {
@@ -125,7 +138,7 @@ def test_unchanged_contents_are_not_parsed_again(db: Database, repo: Path) -> No
     (repo / "app" / "views.py").write_text(VIEWS + "\n\ndef extra_view(request):\n    pass\n")
     db.index(repo, name="one")
     assert hook.stats.parsed == parsed + 1
-    code = code_store_for(db.store)
+    code = db.store.code()
     new_hash = _hashes(db, "one")["app/views.py"]
     assert "extra_view" in {s.qname for s in code.symbols(new_hash)}
 
@@ -135,10 +148,10 @@ def test_code_rows_go_with_the_last_tree_using_the_content(db: Database, repo: P
     old = _hashes(db, "one")["app/views.py"]
     (repo / "app" / "views.py").write_text("def other():\n    return 1\n")
     db.index(repo, name="one")  # the old views.py content has no tree left
-    code = code_store_for(db.store)
+    code = db.store.code()
     assert code.missing_code([old]) == {old}
     assert code.symbols(old) == []
-    assert code.search_symbols(["profile_view"], {old}, 10) == []
+    assert code.part_terms("symbols", [old]) == {} and code.part_terms("chunks", [old]) == {}
     db.delete("one")
     assert code.missing_code([old]) == {old}
 
@@ -146,22 +159,20 @@ def test_code_rows_go_with_the_last_tree_using_the_content(db: Database, repo: P
 def test_vectors_round_trip_and_replace(db: Database, repo: Path) -> None:
     db.index(repo, name="demo")
     h = _hashes(db, "demo")["app/models.py"]
-    code = code_store_for(db.store)
+    code = db.store.code()
     with db.store.write_tree("demo") as writer:
-        w = code_store_for(writer)
+        w = writer.code()
+        assert isinstance(w, CodeWriter)
         assert w.missing_vectors("m", "outline", [h]) == {h}
         w.put_vectors("m", "outline", [(h, np.array([0.6, 0.8], dtype=np.float32))])
     got = code.vectors("m", "outline", [h])
     assert np.allclose(got[h], [0.6, 0.8])
     assert code.vectors("other-model", "outline", [h]) == {}
-    assert code.missing_vectors("m", "outline", [h]) == set()
 
 
-def test_put_code_replaces_rows_of_the_same_content(tmp_path: Path) -> None:
+def test_put_prepared_replaces_rows_of_the_same_content(tmp_path: Path) -> None:
     db = treeseek.open(tmp_path / "x.db", hooks=[])
     try:
-        store = code_store_for(db.store)
-        assert isinstance(store, SQLiteCodeStore)
         first = FileCodeIndex(
             language="python",
             module="m",
@@ -174,11 +185,15 @@ def test_put_code_replaces_rows_of_the_same_content(tmp_path: Path) -> None:
             chunks=(),
             symbols=(Symbol("beta_fn", "beta_fn", SymbolKind.FUNCTION, 1, 2),),
         )
-        store.put_code("h1", first)
-        store.put_code("h1", second)
-        assert [s.qname for s in store.symbols("h1")] == ["beta_fn"]
-        assert store.search_symbols(["alpha_fn"], {"h1"}, 5) == []
-        assert [h.qname for h in store.search_symbols(["beta_fn"], {"h1"}, 5)] == ["beta_fn"]
+        with db.store.write_tree("t") as writer:
+            writer.code().put_prepared("h1", prepare_code(first))
+            writer.code().put_prepared("h1", prepare_code(second))
+        code = db.store.code()
+        assert [s.qname for s in code.symbols("h1")] == ["beta_fn"]
+        [part] = code.part_terms("symbols", ["h1"]).values()
+        ids = code.term_ids(["alpha_fn", "beta_fn"])
+        assert ids["beta_fn"] in part.term_ids.tolist()
+        assert ids["alpha_fn"] not in part.term_ids.tolist()
     finally:
         db.close()
 
@@ -196,7 +211,7 @@ def test_parallel_parsing_stores_the_same_layers(tmp_path: Path) -> None:
         try:
             database.index(root, name="t")
             assert hook.stats.parsed == 81
-            code = code_store_for(database.store)
+            code = database.store.code()
             hashes = _hashes(database, "t")
             layers.append(
                 {p: [s.qname for s in code.symbols(h)] for p, h in sorted(hashes.items())}
@@ -205,3 +220,40 @@ def test_parallel_parsing_stores_the_same_layers(tmp_path: Path) -> None:
             database.close()
     assert layers[0] == layers[1]
     assert layers[0]["mod_7.py"] == ["function_7"]
+
+
+def test_migration_5_backfills_part_terms_like_a_fresh_index(tmp_path: Path, repo: Path) -> None:
+    """A database indexed before the part-term layer (schema 4) gets the same rows from its
+    stored full-text documents as a fresh index writes."""
+    path = tmp_path / "old.db"
+    with treeseek.open(path, hooks=[CodeIndexHook(workers=1)]) as db:
+        db.index(repo, name="demo")
+        hashes = set(_hashes(db, "demo").values())
+        code = db.store.code()
+        fresh = {layer: code.part_terms(layer, hashes) for layer in ("chunks", "symbols")}
+    assert fresh["chunks"] and fresh["symbols"]
+    with sqlite3.connect(path) as conn:  # back to schema 4
+        conn.execute("DROP TRIGGER code_part_terms_prune_with_content")
+        conn.execute("DROP TABLE code_part_terms")
+        conn.execute("DELETE FROM schema_version WHERE version >= 5")
+    with treeseek.open(path, hooks=[]) as db:
+        code = db.store.code()
+        for layer, rows in fresh.items():
+            again = code.part_terms(layer, hashes)
+            assert again.keys() == rows.keys()
+            for digest, want in rows.items():
+                got = again[digest]
+                for field in ("lengths", "sizes", "term_ids", "counts"):
+                    assert np.array_equal(getattr(got, field), getattr(want, field)), field
+
+
+def test_symbol_heads_are_the_symbols_without_their_text(db: Database, repo: Path) -> None:
+    db.index(repo, name="demo")
+    code = db.store.code()
+    hashes = set(_hashes(db, "demo").values())
+    heads = code.symbol_heads(hashes)
+    assert heads.keys() == code.symbols_of(hashes).keys()
+    for digest, found in heads.items():
+        assert [(h.qname, h.name, h.kind, h.start_line, h.end_line) for h in found] == [
+            (s.qname, s.name, s.kind, s.start_line, s.end_line) for s in code.symbols(digest)
+        ]

@@ -15,7 +15,6 @@ from treeseek.cli.app import load_commands
 from treeseek.code.parse import index_file
 from treeseek.code.resolve import resolve_tree
 from treeseek.search.graph.tree_graph import load_tree_indexes, tree_code_graph
-from treeseek.store.code_sqlite import code_store_for
 
 FILES = {
     "shop/__init__.py": "",
@@ -65,8 +64,7 @@ def indexed(tmp_path: Path) -> Path:
 
 def test_stored_layers_resolve_like_fresh_ones(indexed: Path) -> None:
     with treeseek.open(indexed) as db:
-        code = code_store_for(db.store)
-        stored = load_tree_indexes(db.store, code, "shop")
+        stored = load_tree_indexes(db.store, "shop")
         assert set(stored) == set(FILES)  # README.md and the empty __init__.py included
         assert stored["shop/__init__.py"].language == "python"
         fresh = {p: index_file(p, textwrap.dedent(FILES[p]).encode()) for p in stored}
@@ -74,7 +72,7 @@ def test_stored_layers_resolve_like_fresh_ones(indexed: Path) -> None:
         assert sorted(resolve_tree(stored).edges, key=key) == sorted(
             resolve_tree(fresh).edges, key=key
         )
-        loaded = tree_code_graph(db.store, code, "shop")
+        loaded = tree_code_graph(db.store, "shop")
     g = loaded.graph
     assert g.callers("shop/models.py::Order.total") == [
         "shop/copy.py::order_view",

@@ -16,13 +16,12 @@ import pytest
 import treeseek
 from treeseek.code.parse import index_file
 from treeseek.database import Database
-from treeseek.index.code_hook import CodeIndexHook
+from treeseek.index.code_hook import CodeIndexHook, prepare_code
 from treeseek.llm.lexical import LexicalNavigator
 from treeseek.search.base import QueryOptions, SearchContext
 from treeseek.search.flat.file_bm25 import FileBM25Index
 from treeseek.search.flat.flat import FlatConfig, FlatRetriever
 from treeseek.store.code_base import FileTerms
-from treeseek.store.code_sqlite import code_store_for, prepare_code
 from treeseek.store.migrations import MIGRATIONS
 from treeseek.store.sqlite import SQLiteStore
 from treeseek.text.tokens import code_tokens
@@ -101,7 +100,7 @@ def test_term_counts_are_the_tokens_of_the_chunk_documents() -> None:
 
 def test_term_rows_are_written_once_per_content(db: Database, repo: Path) -> None:
     db.index(repo, name="one")
-    code = code_store_for(db.store)
+    code = db.store.code()
     hashes = _hashes(db, "one")
     rows = code.file_terms(hashes.values())
     assert set(rows) == set(code.code_files(hashes.values()))  # every parsed content
@@ -139,7 +138,7 @@ def test_vocabulary_ids_stay_consistent_over_many_files_and_runs(tmp_path: Path)
             root, {f"n{i}.py": f"def shared_{i % 5}():\n    return fresh{i}\n" for i in range(90)}
         )
         db.index(root, name="a")
-        code = code_store_for(db.store)
+        code = db.store.code()
         hashes = _hashes(db, "a")
         rows = code.file_terms(hashes.values())
         vocabulary = code.term_ids([f"uniq{i}" for i in range(150)] + ["shared", "fresh89"])
@@ -157,7 +156,7 @@ def test_vocabulary_ids_stay_consistent_over_many_files_and_runs(tmp_path: Path)
 def test_blobs_are_plain_uint32_arrays_not_pickles(db: Database, repo: Path) -> None:
     db.index(repo, name="one")
     digest = _hashes(db, "one")["app/pricing.py"]
-    stored = code_store_for(db.store).file_terms([digest])[digest]
+    stored = db.store.code().file_terms([digest])[digest]
     with sqlite3.connect(db.store.path) as conn:
         length, ids_blob, counts_blob = conn.execute(
             "SELECT length, term_ids, counts FROM code_file_terms WHERE content_hash = ?",
@@ -175,7 +174,7 @@ def test_term_rows_go_with_their_content(db: Database, repo: Path) -> None:
     old = _hashes(db, "one")["app/pricing.py"]
     (repo / "app" / "pricing.py").write_text("def other():\n    return 1\n")
     db.index(repo, name="one")
-    code = code_store_for(db.store)
+    code = db.store.code()
     assert old not in code.file_terms([old])
     assert _hashes(db, "one")["app/pricing.py"] in code.file_terms(_hashes(db, "one").values())
 
@@ -201,7 +200,7 @@ def _drop_term_rows(db: Database) -> None:
 
 def test_missing_layer_is_a_note_and_reindexing_backfills_it(db: Database, repo: Path) -> None:
     db.index(repo, name="one")
-    code = code_store_for(db.store)
+    code = db.store.code()
     hashes = _hashes(db, "one")
     fresh = code.file_terms(hashes.values())
     _drop_term_rows(db)

@@ -187,29 +187,53 @@ def test_cached_tree_files_follow_a_reindex(db: Database, tmp_path: Path) -> Non
     assert after.files[0].path == "shop/billing/ledger.py"
 
 
-def test_term_counts_are_reread_when_another_tree_grows_the_index(
-    db: Database, tmp_path: Path
-) -> None:
-    """Document frequencies are over the whole database's index: indexing another tree
-    changes them for an unchanged tree, so cached counts must not outlive that."""
+def test_another_tree_in_the_database_changes_nothing(db: Database, tmp_path: Path) -> None:
+    """Document frequencies are the tree's own: indexing another tree (with words this tree
+    lacks, and more of the words it has) changes neither its terms nor its ranking."""
     retriever = FlatRetriever()
-    query = "quokka invoice"
-    assert "quokka" not in retriever.retrieve(_ctx(db), query, QueryOptions()).trace.params["terms"]
+    query = "quokka invoice total"
+    before = retriever.retrieve(_ctx(db), query, QueryOptions())
+    assert "quokka" not in before.trace.params["terms"]
     other = tmp_path / "other"
     other.mkdir()
-    (other / "zoo.py").write_text("def quokka():\n    return 'quokka'\n")
+    (other / "zoo.py").write_text("def quokka(invoice):\n    return 'quokka' + invoice.total\n")
     db.index(other, name="zoo")
-    assert "quokka" in retriever.retrieve(_ctx(db), query, QueryOptions()).trace.params["terms"]
+    after = retriever.retrieve(_ctx(db), query, QueryOptions())
+    assert after.trace.params["terms"] == before.trace.params["terms"]
+    assert [(f.path, f.score) for f in after.files] == [(f.path, f.score) for f in before.files]
+
+
+def test_chunk_statistics_are_the_trees_own(db: Database, tmp_path: Path) -> None:
+    from treeseek.search.flat.flat import chunk_statistics
+
+    words = ["order", "total", "quokka"]
+    n, dfs = chunk_statistics(_ctx(db), words)
+    assert dfs == _chunk_doc_freqs(db, "shop", words) and dfs["quokka"] == 0
+    other = tmp_path / "zoo"
+    other.mkdir()
+    (other / "zoo.py").write_text("def quokka(order):\n    return order.total\n")
+    db.index(other, name="zoo")
+    assert chunk_statistics(_ctx(db), words) == (n, dfs)
+
+
+def _chunk_doc_freqs(db: Database, tree: str, words: list[str]) -> dict[str, int]:
+    """How many chunks of ``tree`` contain each word (from the stored part term counts)."""
+    code = db.store.code()
+    hashes = {n.content_hash for n in db.subtree(tree) if n.is_file and n.content_hash}
+    ids = code.term_ids(words)
+    dfs = dict.fromkeys(words, 0)
+    for parts in code.part_terms("chunks", hashes).values():
+        for w, i in ids.items():
+            dfs[w] += int((parts.term_ids == i).sum())
+    return dfs
 
 
 def test_the_term_cap_keeps_the_rarest_terms(db: Database) -> None:
     """Capped at two terms, a query keeps its two terms in the fewest chunks: the common
-    ones cost FTS the most and say the least."""
-    from treeseek.store.code_sqlite import code_store_for
-
+    ones cost the most and say the least."""
     query = "order total rate invoice catalog product"
     words = query.split()
-    dfs = code_store_for(db.store).chunk_term_doc_freqs(words)
+    dfs = _chunk_doc_freqs(db, "shop", words)
     by_rarity = sorted(words, key=lambda w: dfs.get(w, 0))
     assert all(dfs.get(w, 0) > 0 for w in words)
     assert dfs[by_rarity[1]] < dfs[by_rarity[2]]  # the cut is not a tie

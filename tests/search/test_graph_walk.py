@@ -13,8 +13,8 @@ from treeseek.database import Database
 from treeseek.index.code_hook import CodeIndexHook
 from treeseek.llm.lexical import LexicalNavigator
 from treeseek.search.base import QueryOptions, SearchContext
+from treeseek.search.caches import TreeCaches
 from treeseek.search.flat.flat import FlatRetriever
-from treeseek.search.graph.tree_graph import TreeGraphCache
 from treeseek.search.graph.walk import GraphWalkRetriever, WalkConfig
 from treeseek.search.strategy import run_query, strategies
 
@@ -55,8 +55,13 @@ def db(tmp_path: Path) -> Iterator[Database]:
         database.close()
 
 
-def _ctx(db: Database) -> SearchContext:
-    return SearchContext(store=db.store, tree=db.tree("shop"), navigator=LexicalNavigator())
+def _ctx(db: Database, caches: TreeCaches | None = None) -> SearchContext:
+    return SearchContext(
+        store=db.store,
+        tree=db.tree("shop"),
+        navigator=LexicalNavigator(),
+        caches=caches if caches is not None else TreeCaches(),
+    )
 
 
 def test_a_file_reached_only_through_the_graph_is_added_with_provenance(db: Database) -> None:
@@ -65,7 +70,7 @@ def test_a_file_reached_only_through_the_graph_is_added_with_provenance(db: Data
     assert flat.files[0].path == "shop/checkout.py"
     assert "shop/ledger.py" not in [h.path for h in flat.files]
 
-    result = GraphWalkRetriever(graphs=TreeGraphCache()).retrieve(_ctx(db), QUERY, options)
+    result = GraphWalkRetriever().retrieve(_ctx(db), QUERY, options)
     paths = [h.path for h in result.files]
     assert paths[0] == "shop/checkout.py"  # the seed keeps its place
     assert "shop/ledger.py" in paths
@@ -85,11 +90,11 @@ def test_a_file_reached_only_through_the_graph_is_added_with_provenance(db: Data
 def test_the_node_budget_bounds_the_walk(db: Database) -> None:
     options = QueryOptions(strategy="traverse", include_content=False)
     for budget in (1, 3):
-        retriever = GraphWalkRetriever(WalkConfig(node_budget=budget), graphs=TreeGraphCache())
+        retriever = GraphWalkRetriever(WalkConfig(node_budget=budget))
         result = retriever.retrieve(_ctx(db), QUERY, options)
         assert result.trace.params["walk_nodes"] <= budget
     # a budget of one commits the best seed only: nothing is walked, flat's files remain
-    tight = GraphWalkRetriever(WalkConfig(node_budget=1), graphs=TreeGraphCache())
+    tight = GraphWalkRetriever(WalkConfig(node_budget=1))
     result = tight.retrieve(_ctx(db), QUERY, options)
     flat = FlatRetriever().retrieve(_ctx(db), QUERY, options)
     assert [h.path for h in result.files] == [h.path for h in flat.files]
@@ -97,25 +102,24 @@ def test_the_node_budget_bounds_the_walk(db: Database) -> None:
 
 
 def test_depth_zero_walks_nowhere_and_k_is_respected(db: Database) -> None:
-    retriever = GraphWalkRetriever(WalkConfig(max_depth=0), graphs=TreeGraphCache())
+    retriever = GraphWalkRetriever(WalkConfig(max_depth=0))
     result = retriever.retrieve(_ctx(db), QUERY, QueryOptions(strategy="traverse", k=1))
     assert [h.path for h in result.files] == ["shop/checkout.py"]
     assert result.trace.params["walked_files"] == 0
 
 
 def test_the_graph_is_built_once_per_tree_version(db: Database, tmp_path: Path) -> None:
-    cache = TreeGraphCache()
-    retriever = GraphWalkRetriever(graphs=cache)
+    caches = TreeCaches()
+    retriever = GraphWalkRetriever()
     options = QueryOptions(strategy="traverse", include_content=False)
-    first = retriever.retrieve(_ctx(db), QUERY, options)
-    second = retriever.retrieve(_ctx(db), "settle the amount", options)
-    assert cache.builds == 1
+    first = retriever.retrieve(_ctx(db, caches), QUERY, options)
+    second = retriever.retrieve(_ctx(db, caches), "settle the amount", options)
     assert first.trace.params["graph_built"] and not second.trace.params["graph_built"]
     # re-indexing after a change gives the tree a new version: the graph is rebuilt
     (tmp_path / "repo" / "shop" / "ledger.py").write_text("def settle(amount):\n    return 0\n")
     db.index(tmp_path / "repo", name="shop")
-    retriever.retrieve(_ctx(db), QUERY, options)
-    assert cache.builds == 2
+    third = retriever.retrieve(_ctx(db, caches), QUERY, options)
+    assert third.trace.params["graph_built"]
 
 
 def test_a_tree_without_code_index_gets_the_flat_ranking(tmp_path: Path) -> None:
@@ -123,7 +127,7 @@ def test_a_tree_without_code_index_gets_the_flat_ranking(tmp_path: Path) -> None
     with treeseek.open(tmp_path / "plain.db", hooks=[]) as plain:
         plain.index(tmp_path / "repo", name="shop")
         options = QueryOptions(strategy="traverse", include_content=False)
-        result = GraphWalkRetriever(graphs=TreeGraphCache()).retrieve(_ctx(plain), QUERY, options)
+        result = GraphWalkRetriever().retrieve(_ctx(plain), QUERY, options)
         flat = FlatRetriever().retrieve(_ctx(plain), QUERY, options)
     assert result.files, "the path signal still ranks files"
     assert [h.path for h in result.files] == [h.path for h in flat.files]
@@ -143,11 +147,10 @@ def test_head_protection_keeps_flat_order_and_between_fusion_sorts_by_score(
 ) -> None:
     options = QueryOptions(strategy="traverse", include_content=False)
     flat = [h.path for h in FlatRetriever().retrieve(_ctx(db), QUERY, options).files]
-    cache = TreeGraphCache()
-    protected = GraphWalkRetriever(WalkConfig(protect_head=2), graphs=cache)
+    protected = GraphWalkRetriever(WalkConfig(protect_head=2))
     head = [h.path for h in protected.retrieve(_ctx(db), QUERY, options).files[:2]]
     assert head == flat[:2]
-    between = GraphWalkRetriever(WalkConfig(protect_head=0), graphs=cache)
+    between = GraphWalkRetriever(WalkConfig(protect_head=0))
     files = between.retrieve(_ctx(db), QUERY, options).files
     scores = [h.score or 0.0 for h in files]
     assert scores == sorted(scores, reverse=True)

@@ -13,8 +13,7 @@ from treeseek.llm.lexical import LexicalNavigator
 from treeseek.search.base import SearchContext
 from treeseek.search.flat.flat import FlatConfig
 from treeseek.search.graph.items import retrieve_items
-from treeseek.search.graph.tree_graph import TreeGraphCache, tree_code_graph
-from treeseek.store.code_sqlite import code_store_for
+from treeseek.search.graph.tree_graph import tree_code_graph
 
 APP = """from fastapi import FastAPI
 
@@ -102,11 +101,10 @@ def test_c2_items_carry_the_resolvers_answer_per_edge(tmp_path: Path) -> None:
             "get_user UserService views",
             layers=["C2_DEPENDENCY_GRAPH"],
             limit=100,
-            graphs=TreeGraphCache(),
         )
         expected = {
             (e.src_path, e.line, str(e.type), e.dst_ref): e
-            for e in tree_code_graph(db.store, code_store_for(db.store), "app").resolved.edges
+            for e in tree_code_graph(db.store, "app").resolved.edges
         }
         views = [i for i in items if i.source == "app/views.py"]
         assert views, "expected the edges of app/views.py"

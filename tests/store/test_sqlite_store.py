@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from treeseek.errors import NodeNotFound, SchemaError, StoreError, TreeNotFound
+from treeseek.store._sql import BATCH
 from treeseek.store.base import Store, TreeWriter
 from treeseek.store.migrations import MIGRATIONS, Migration, split_statements
-from treeseek.store.sqlite import CHUNK, SQLiteStore
+from treeseek.store.sqlite import SQLiteStore
 from treeseek.trees.model import ContentStatus, Node, NodeType, TreeInfo, node_id_for_path
 
 
@@ -230,7 +231,7 @@ def test_batched_multi_gets_cross_the_chunk_size(store: SQLiteStore) -> None:
     ids = [node_id_for_path(p) for p in reversed(paths)] + ["nosuchid00"]
     got = store.nodes("t", ids)
     assert [n.path for n in got] == list(reversed(paths))  # in the order asked, unknowns skipped
-    assert len(ids) > 2 * CHUNK
+    assert len(ids) > 2 * BATCH
     by_path = store.nodes_by_paths("t", [*paths, "nope"])
     assert set(by_path) == set(paths)
     kids = store.children_many("t", [node_id_for_path(f"d{i}") for i in range(3)])

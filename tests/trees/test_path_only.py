@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import treeseek
 from treeseek.errors import BuildError, PathError, StoreError
 from treeseek.index.run import PathListing
-from treeseek.store.sqlite import SQLiteStore
+from treeseek.store import open_store
 from treeseek.trees.model import (
     Node,
     NodeColumns,
@@ -164,7 +164,7 @@ def test_an_iterator_listing_is_read_once_and_kept() -> None:
 
 
 def test_insert_path_only_refuses_a_tree_with_nodes(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "t.db")
+    store = open_store(tmp_path / "t.db")
     try:
         nodes = build_path_only(ListedPaths(["a/b.py"], [])).nodes
         with store.write_tree("t") as writer:

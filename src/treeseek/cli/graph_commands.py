@@ -29,7 +29,6 @@ from treeseek.code.graph import EDGE_KINDS, CodeGraph
 from treeseek.errors import NodeNotFound
 from treeseek.search.graph.traverse import code_graph_policy, files_from_hits, traverse
 from treeseek.search.graph.tree_graph import tree_code_graph
-from treeseek.store.code_sqlite import code_store_for
 
 RELATIONS = (
     "callers",
@@ -71,7 +70,7 @@ def graph_command(
         usage_error("--hops must be >= 0 and -k >= 1")
     with open_database(db) as database:
         database.tree(tree)  # a clear error for an unknown tree
-        loaded = tree_code_graph(database.store, code_store_for(database.store), tree)
+        loaded = tree_code_graph(database.store, tree)
         graph = loaded.graph
         if relation == "entrypoints":
             rows: list[dict[str, Any]] = [

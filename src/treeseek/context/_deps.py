@@ -10,13 +10,8 @@ from treeseek.text.tokens import QUERY_STOPWORDS, code_tokens
 
 def code_store(store: Any) -> CodeStore:
     """The code-layer store of ``store``'s database."""
-    code = getattr(store, "code", None)
-    if callable(code):
-        found: CodeStore = code()
-        return found
-    from treeseek.store.code_sqlite import code_store_for
-
-    return code_store_for(store)
+    found: CodeStore = store.code()
+    return found
 
 
 __all__ = ["QUERY_STOPWORDS", "CodeStore", "code_store", "code_tokens"]

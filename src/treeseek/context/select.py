@@ -122,24 +122,16 @@ class Selection:
 
 
 def query_terms(source: TreeSource, query: str, limit: int = MAX_TERMS) -> dict[str, float]:
-    """The query's rarest useful code tokens with IDF weights over the chunk index (equal
-    weights without a code index)."""
+    """The query's code tokens (stopwords out) when the retriever reported no ranked terms:
+    longer (rarer-looking) tokens and repeated ones weigh more."""
     tokens = [t for t in code_tokens(query) if t not in QUERY_STOPWORDS]
     if not tokens:
         return {}
     qtf = Counter(tokens)
-    code = source.code
-    if code is None:
-        return {t: 1.0 for t, _ in qtf.most_common(limit)}
-    n = max(1, code.chunk_doc_count())
-    dfs = code.chunk_term_doc_freqs(list(qtf))
-    scored: list[tuple[float, str]] = []
-    for t, count in qtf.items():
-        df = dfs.get(t)
-        if not df or df > max(0.1 * n, 20):
-            continue
-        scored.append((math.log(1 + n / df) * (1 + math.log(count)), t))
-    scored.sort(key=lambda x: (-x[0], x[1]))
+    scored = sorted(
+        ((math.log(1 + len(t)) * (1 + math.log(c)), t) for t, c in qtf.items()),
+        key=lambda x: (-x[0], x[1]),
+    )
     return {t: w for w, t in scored[:limit]}
 
 

@@ -139,7 +139,14 @@ class Answerer:
         started = time.perf_counter()
         try:
             db = self._database(job.db_path)
-            result = run_query(db.store, db.tree(job.tree), job.query, self.options, self.navigator)
+            result = run_query(
+                db.store,
+                db.tree(job.tree),
+                job.query,
+                self.options,
+                self.navigator,
+                caches=db.caches,
+            )
             contexts = (
                 budgeted_contexts(db, job.tree, job.query, result, self.budgets)
                 if self.budgets

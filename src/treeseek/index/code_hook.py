@@ -17,22 +17,18 @@ import os
 import posixpath
 import re
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from treeseek.code.conventions import is_test_path
-from treeseek.code.model import Symbol, SymbolKind
+from treeseek.code.model import FileCodeIndex, Symbol, SymbolKind
 from treeseek.code.parse import index_file
 from treeseek.embed.base import Embedder
 from treeseek.index.run import ChangedFile
 from treeseek.store.base import TreeWriter
 from treeseek.store.code_base import CodeWriter, PreparedCode
-from treeseek.store.code_sqlite import (
-    SQLiteCodeStore,
-    code_store_for,
-    document_term_counts,
-    prepare_code,
-)
+from treeseek.text.tokens import fts_document
 from treeseek.trees.model import Node, TreeInfo
 
 #: characters of a file's outline that are embedded (the model truncates far below this)
@@ -72,6 +68,54 @@ BACKFILL_BATCH = 500
 #: the kind names the text version: a new :func:`file_outline` text needs a new kind, or
 #: unchanged files would keep vectors of the old text next to new ones of the new text
 OUTLINE_KIND = "outline-v2"
+
+
+#: a symbol's docstring is cut to this many characters in its full-text document
+DOCSTRING_CHARS = 600
+
+
+def symbol_document(symbol: Symbol) -> str:
+    """The full-text document of a symbol: tokens of its qualified name, signature,
+    decorators and docstring (cut at :data:`DOCSTRING_CHARS`), space-separated."""
+    doc = (symbol.docstring or "")[:DOCSTRING_CHARS]
+    return fts_document(
+        " ".join((symbol.qname, symbol.signature, " ".join(symbol.decorators), doc))
+    )
+
+
+def term_counts(body: str) -> dict[str, int]:
+    """Token counts of a document given as its space-separated tokens.
+
+    A document is :func:`~treeseek.text.tokens.code_tokens` of a text joined by spaces
+    (tokens never contain one), so splitting it recovers exactly those tokens.
+    """
+    return dict(Counter(body.split()))
+
+
+def document_term_counts(chunk_bodies: Sequence[str]) -> dict[str, int]:
+    """Token counts of a file document given as its chunks' documents."""
+    counts: Counter[str] = Counter()
+    for body in chunk_bodies:
+        counts.update(body.split())
+    return dict(counts)
+
+
+def prepare_code(index: FileCodeIndex) -> PreparedCode:
+    """Tokenize a parsed file for the store: the documents of its chunks (with their
+    symbol's name) and symbols, each part's term counts, and the term counts of the file
+    document the chunks make together."""
+    bodies = tuple(
+        fts_document(c.text if c.symbol is None else c.symbol + "\n" + c.text) for c in index.chunks
+    )
+    symbol_bodies = tuple(symbol_document(s) for s in index.symbols)
+    return PreparedCode(
+        index=index,
+        chunk_bodies=bodies,
+        symbol_bodies=symbol_bodies,
+        chunk_terms=tuple(term_counts(b) for b in bodies),
+        symbol_terms=tuple(term_counts(b) for b in symbol_bodies),
+        term_counts=document_term_counts(bodies),
+    )
 
 
 def _parse_job(job: tuple[str, bytes]) -> PreparedCode | str:
@@ -160,8 +204,9 @@ class CodeIndexHook:
     """
 
     #: what the layers it writes are (evaluation caches key their databases by it): "2" adds
-    #: the file term counts of file-level BM25
-    version = "2"
+    #: the file term counts of file-level BM25, "3" the term counts of chunks and symbols
+    #: (per-tree chunk and symbol BM25)
+    version = "3"
 
     def __init__(self, embedder: Embedder | None = None, *, workers: int | None = None) -> None:
         self.embedder = embedder
@@ -175,7 +220,7 @@ class CodeIndexHook:
         changed: Sequence[ChangedFile],
         removed: Sequence[Node],
     ) -> None:
-        code = code_store_for(writer)
+        code = writer.code()
         todo = [
             c for c in changed if c.data and c.node.content_hash and not is_data_file(c.node.path)
         ]
@@ -224,7 +269,7 @@ class CodeIndexHook:
         self.stats.terms_backfilled += len(need)
 
     def _backfill_outlines(
-        self, code: SQLiteCodeStore, tree: TreeInfo, outlines: dict[str, str]
+        self, code: CodeWriter, tree: TreeInfo, outlines: dict[str, str]
     ) -> None:
         """Outlines of the tree's parsed contents that have no vector of this model yet and
         were not parsed in this run (a tree indexed before vectors were turned on), built
@@ -264,7 +309,7 @@ class CodeIndexHook:
     ) -> None:
         """Embed outlines of contents that have no vector of this model yet."""
         assert self.embedder is not None
-        code = code_store_for(writer)
+        code = writer.code()
         model = self.embedder.name
         need = code.missing_vectors(model, OUTLINE_KIND, outlines.keys())
         # similar lengths in one batch: the model pads every text to the batch's longest

@@ -18,7 +18,7 @@ The flat scores are computed once per query
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from treeseek.llm.base import Navigator
@@ -87,7 +87,7 @@ def build_aids(
 def with_navigator(ctx: SearchContext, navigator: Navigator | None) -> SearchContext:
     if navigator is None:
         return ctx
-    return SearchContext(store=ctx.store, tree=ctx.tree, navigator=navigator)
+    return replace(ctx, navigator=navigator)
 
 
 class AidedTreeSearch(Retriever):

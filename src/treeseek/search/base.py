@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from treeseek.llm.base import Navigator, Usage
+from treeseek.search.caches import TreeCaches
 from treeseek.search.trace import Trace
 from treeseek.store.base import Store
 from treeseek.trees.model import TreeInfo
@@ -144,11 +145,17 @@ class Result:
 
 @dataclass(frozen=True, slots=True)
 class SearchContext:
-    """What a retriever may see: the store, one tree, and a navigator. Nothing else."""
+    """What a retriever may see: the store, one tree, and a navigator. Nothing else.
+
+    ``caches``: where retrievers keep what they derive from the tree across queries; the
+    database's own (:attr:`treeseek.database.Database.caches`), or a fresh one that lives as
+    long as this context.
+    """
 
     store: Store
     tree: TreeInfo
     navigator: Navigator
+    caches: TreeCaches = field(default_factory=TreeCaches)
 
 
 class Retriever(ABC):

@@ -22,6 +22,7 @@ from treeseek.llm.base import Navigator
 from treeseek.rank.paths import BM25PathScorer, PathScorer, VectorPathScorer
 from treeseek.search.aided import AidedTreeSearch, SearchAids, wants_content
 from treeseek.search.base import QueryOptions, Result, Retriever, SearchContext
+from treeseek.search.caches import TreeCaches
 from treeseek.search.tree.beam import BeamRetriever
 from treeseek.search.tree.block import BlockRetriever
 from treeseek.store.base import Store
@@ -119,13 +120,17 @@ def run_query(
     question: str,
     options: QueryOptions,
     navigator: Navigator | None = None,
+    *,
+    caches: TreeCaches | None = None,
 ) -> Result:
     """Answer ``question`` over one tree with the selected strategy.
 
     ``navigator`` defaults to the configured one (:func:`treeseek.llm.select.navigator_from_spec`:
     the lexical navigator unless an LLM provider is configured). Beam and Block get flat
     retrieval's aids when the options ask for them (``ranker="flat"``, ``hints``); other
-    strategies ignore those two options.
+    strategies ignore those two options. ``caches``: the database's per-tree caches
+    (:attr:`treeseek.database.Database.caches`); without them, what a retriever derives from
+    the tree is built for this query alone.
     """
     _validate(question, options)
     name = select_strategy(tree_info, options.strategy)
@@ -134,7 +139,12 @@ def run_query(
 
         navigator = navigator_from_spec(None)
     options = replace(options, strategy=name)
-    ctx = SearchContext(store=store, tree=tree_info, navigator=navigator)
+    ctx = SearchContext(
+        store=store,
+        tree=tree_info,
+        navigator=navigator,
+        caches=caches if caches is not None else TreeCaches(),
+    )
     return _registry[name](options).retrieve(ctx, question, options)
 
 
@@ -159,8 +169,8 @@ def _block(options: QueryOptions) -> Retriever:
 def _flat(options: QueryOptions) -> Retriever:
     from treeseek.search.flat.flat import FlatRetriever
 
-    # one retriever per embedder, so its per-tree cache (and its loaded model) serves every
-    # query of a tree
+    # one retriever per embedder, so its loaded model serves every query (what it derives
+    # from a tree is kept in the database's caches, not on the retriever)
     retriever = _flat_retrievers.get(options.vectors)
     if retriever is None:
         embedder = None

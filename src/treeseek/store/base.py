@@ -12,8 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from treeseek.store.code_base import CodeStore, CodeWriter
 from treeseek.trees.model import Node, PathOnlyNodes, TreeInfo
 
 
@@ -56,6 +58,10 @@ class TreeWriter(Protocol):
     def copy_from(self, source: str) -> None:
         """Replace this tree's nodes and derived rows by a copy of tree ``source``'s, inside
         this write (so "copy a base, then apply the differences" is one atomic step)."""
+
+    def code(self) -> CodeWriter:
+        """The code layers' writes (and reads) inside this write: rows commit or roll back
+        with the tree."""
 
 
 @runtime_checkable
@@ -108,5 +114,14 @@ class Store(Protocol):
         """The stored bytes of a file node, or None when the node has no content."""
 
     def contents(self, hashes: Sequence[str]) -> dict[str, bytes]: ...
+
+    # -- derived layers ------------------------------------------------------------------
+    def code(self) -> CodeStore:
+        """The code layers (C0-C3, term counts, vectors) of the contents of every tree."""
+
+    # -- lifecycle -----------------------------------------------------------------------
+    def local_files(self) -> list[Path]:
+        """The local files holding this store (an indexer must not index them); empty for a
+        store that is not on this machine's disk."""
 
     def close(self) -> None: ...

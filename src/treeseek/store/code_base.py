@@ -3,15 +3,22 @@
 Everything parsed from a file's bytes is keyed by the file's CONTENT HASH, not by tree or
 path: one parse serves every tree (and every git commit) holding the same bytes, which is what
 makes indexing a series of commits cheap. Readers restrict results to a tree by the set of
-content hashes the tree's file nodes carry. No SQL lives outside ``treeseek.store``; the
-SQLite implementation is :class:`treeseek.store.code_sqlite.SQLiteCodeStore`.
+content hashes the tree's file nodes carry. No SQL lives outside ``treeseek.store``; a store
+hands out its code store with :meth:`treeseek.store.base.Store.code` (reads) and
+:meth:`treeseek.store.base.TreeWriter.code` (writes, inside the tree's transaction).
+
+Nothing here ranks: full-text statistics (document counts, document frequencies, average
+lengths) must be those of one tree, and contents are shared by trees, so a store keeps term
+counts (:class:`FileTerms`, :class:`PartTerms`) and the search layer computes BM25 with the
+statistics of the tree it searches. Everything written is already tokenized by the code index
+(:mod:`treeseek.index.code_hook`): a store never tokenizes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -26,10 +33,16 @@ from treeseek.code.model import (
     SymbolKind,
 )
 
+#: the layers of a content's parts that have term counts: its chunks (C0), in chunk order, and
+#: its symbols' documents (C1: qualified name, signature, decorators, docstring), in symbol order
+PartLayer = Literal["chunks", "symbols"]
+CHUNK_PARTS: PartLayer = "chunks"
+SYMBOL_PARTS: PartLayer = "symbols"
+
 
 @dataclass(frozen=True, slots=True)
-class ChunkHit:
-    """A C0 chunk matched by full-text search. ``score``: BM25, higher is better."""
+class ChunkSpan:
+    """Where one C0 chunk is (no text): what a ranked chunk shows as evidence."""
 
     content_hash: str
     index: int
@@ -37,12 +50,11 @@ class ChunkHit:
     start_line: int
     end_line: int
     symbol: str | None
-    score: float
 
 
 @dataclass(frozen=True, slots=True)
 class SymbolHit:
-    """A C1 symbol matched by full-text search or by exact name. ``score``: higher is better."""
+    """A C1 symbol found by exact name. ``score``: higher is better (0 for exact names)."""
 
     content_hash: str
     qname: str
@@ -55,13 +67,19 @@ class SymbolHit:
 
 @dataclass(frozen=True, slots=True)
 class PreparedCode:
-    """A file's layers plus the FTS token strings of its chunks and symbols and the term
-    counts of its file document, computed where the file was parsed (a worker process), so
-    the writer only inserts rows."""
+    """A file's layers, already tokenized where the file was parsed (a worker process), so
+    the writer only inserts rows.
+
+    ``chunk_bodies`` / ``symbol_bodies``: each part's tokens joined by single spaces (the
+    stored full-text documents); ``chunk_terms`` / ``symbol_terms``: each part's token counts
+    (the same tokens); ``term_counts``: the token counts of the file document (all chunks).
+    """
 
     index: FileCodeIndex
     chunk_bodies: tuple[str, ...]
     symbol_bodies: tuple[str, ...]
+    chunk_terms: tuple[Mapping[str, int], ...]
+    symbol_terms: tuple[Mapping[str, int], ...]
     #: how often each token occurs in the file document (all chunk bodies, see FileTerms)
     term_counts: Mapping[str, int]
 
@@ -82,6 +100,25 @@ class FileTerms:
 
 
 @dataclass(frozen=True, slots=True)
+class PartTerms:
+    """The bags of words of one content's parts (its chunks, or its symbols), in part order.
+
+    Part ``i`` has ``lengths[i]`` tokens and ``sizes[i]`` distinct terms; its term ids
+    (ascending) and counts are the next ``sizes[i]`` entries of ``term_ids`` / ``counts``
+    after those of parts ``0..i-1``. Term ids are those of :meth:`CodeStore.term_ids`.
+    """
+
+    content_hash: str
+    lengths: npt.NDArray[np.uint32]
+    sizes: npt.NDArray[np.uint32]
+    term_ids: npt.NDArray[np.uint32]
+    counts: npt.NDArray[np.uint32]
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+
+@dataclass(frozen=True, slots=True)
 class CodeFileInfo:
     """What was recorded about one parsed content."""
 
@@ -93,18 +130,66 @@ class CodeFileInfo:
 
 
 @runtime_checkable
-class CodeWriter(Protocol):
-    """Writes of the code layers; used inside a tree's write transaction."""
+class CodeStore(Protocol):
+    """Reads of the code layers (:meth:`treeseek.store.base.Store.code`)."""
+
+    def code_files(self, hashes: Collection[str]) -> dict[str, CodeFileInfo]: ...
+
+    def chunks(self, content_hash: str) -> list[Chunk]:
+        """The chunks of one content, in chunk order, with their text."""
+
+    def chunk_spans(self, hashes: Collection[str]) -> dict[str, list[ChunkSpan]]:
+        """Batched chunk positions without text, in chunk order (hashes without chunks are
+        absent)."""
+
+    def chunk_documents(self, hashes: Collection[str]) -> dict[str, list[str]]:
+        """The stored full-text documents (space-separated tokens) of each content's chunks,
+        in chunk order (contents without chunks are absent)."""
+
+    def symbols(self, content_hash: str) -> list[Symbol]: ...
+
+    def symbols_of(self, hashes: Collection[str]) -> dict[str, list[Symbol]]:
+        """Batched :meth:`symbols` (hashes without symbols are absent)."""
+
+    def symbols_named(self, names: Sequence[str], hashes: Collection[str]) -> list[SymbolHit]:
+        """Symbols whose name or qualified name equals one of ``names`` exactly (score 0),
+        restricted to contents in ``hashes``."""
+
+    def symbol_heads(self, hashes: Collection[str]) -> dict[str, list[SymbolHit]]:
+        """Each content's symbols as name hits (qualified name, name, kind, lines; score 0),
+        in symbol order, without signatures or docstrings: a tree's symbol catalog in one
+        read (contents without symbols are absent)."""
+
+    def edges(self, content_hash: str) -> list[Edge]: ...
+
+    def entrypoints(self, content_hash: str) -> list[Entrypoint]: ...
+
+    def term_ids(self, terms: Collection[str]) -> dict[str, int]:
+        """Vocabulary ids of ``terms`` (terms no content has are absent)."""
+
+    def file_terms(self, hashes: Collection[str]) -> dict[str, FileTerms]:
+        """The file term rows of ``hashes`` (contents without one are absent)."""
+
+    def part_terms(self, layer: PartLayer, hashes: Collection[str]) -> dict[str, PartTerms]:
+        """The part term rows of ``layer`` of ``hashes`` (contents without parts are
+        absent)."""
+
+    def vectors(
+        self, model: str, kind: str, hashes: Collection[str]
+    ) -> dict[str, npt.NDArray[np.float32]]: ...
+
+
+@runtime_checkable
+class CodeWriter(CodeStore, Protocol):
+    """Writes of the code layers inside a tree's write transaction
+    (:meth:`treeseek.store.base.TreeWriter.code`); its reads see the transaction's rows."""
 
     def missing_code(self, hashes: Collection[str]) -> set[str]:
         """The hashes among ``hashes`` that have no stored code index yet."""
 
-    def put_code(self, content_hash: str, index: FileCodeIndex) -> None:
-        """Store one file's layers (replacing any previous ones for that hash)."""
-
     def put_prepared(self, content_hash: str, prepared: PreparedCode) -> None:
-        """:meth:`put_code` with the FTS token strings (and file term counts) already
-        computed."""
+        """Store one file's layers, tokens and term counts (replacing any previous ones for
+        that hash)."""
 
     def put_file_terms(self, content_hash: str, counts: Mapping[str, int]) -> None:
         """Store (replace) the term counts of one content's file document; new terms get
@@ -113,10 +198,6 @@ class CodeWriter(Protocol):
     def contents_without_terms(self, tree: str) -> set[str]:
         """Parsed contents of ``tree`` that have no file term row (a database written before
         the file-term layer existed): what re-indexing backfills."""
-
-    def chunk_documents(self, hashes: Collection[str]) -> dict[str, list[str]]:
-        """The stored FTS token strings of each content's chunks, in chunk order (contents
-        without chunks are absent)."""
 
     def contents_without_vectors(
         self, tree: str, model: str, kind: str
@@ -134,56 +215,3 @@ class CodeWriter(Protocol):
         self, model: str, kind: str, items: Sequence[tuple[str, npt.NDArray[np.float32]]]
     ) -> None:
         """Store (content_hash, vector) pairs of one model and one kind of embedded text."""
-
-
-@runtime_checkable
-class CodeStore(CodeWriter, Protocol):
-    """Reads of the code layers (and the writes of :class:`CodeWriter`)."""
-
-    def code_files(self, hashes: Collection[str]) -> dict[str, CodeFileInfo]: ...
-
-    def chunks(self, content_hash: str) -> list[Chunk]:
-        """The chunks of one content, in chunk order, with their text."""
-
-    def symbols(self, content_hash: str) -> list[Symbol]: ...
-
-    def symbols_of(self, hashes: Collection[str]) -> dict[str, list[Symbol]]:
-        """Batched :meth:`symbols` (hashes without symbols are absent)."""
-
-    def edges(self, content_hash: str) -> list[Edge]: ...
-
-    def entrypoints(self, content_hash: str) -> list[Entrypoint]: ...
-
-    def chunk_doc_count(self) -> int:
-        """How many chunks the full-text index holds (all trees)."""
-
-    def chunk_term_doc_freqs(self, terms: Sequence[str]) -> dict[str, int]:
-        """How many chunks contain each term (terms not indexed are absent)."""
-
-    def search_chunks(
-        self, terms: Sequence[str], hashes: Collection[str], limit: int
-    ) -> list[ChunkHit]:
-        """Chunks matching any of ``terms`` by BM25, restricted to contents in ``hashes``."""
-
-    def file_terms(self, hashes: Collection[str]) -> dict[str, FileTerms]:
-        """The file term rows of ``hashes`` (contents without one are absent)."""
-
-    def term_ids(self, terms: Collection[str]) -> dict[str, int]:
-        """Vocabulary ids of ``terms`` (terms no file contains are absent)."""
-
-    def search_chunks_in(
-        self, terms: Sequence[str], hashes: Sequence[str], per_file: int = 1
-    ) -> list[ChunkHit]:
-        """The best ``per_file`` chunks of each of a few contents (evidence)."""
-
-    def search_symbols(
-        self, terms: Sequence[str], hashes: Collection[str], limit: int
-    ) -> list[SymbolHit]:
-        """Symbols matching any of ``terms`` by BM25, restricted to contents in ``hashes``."""
-
-    def symbols_named(self, names: Sequence[str], hashes: Collection[str]) -> list[SymbolHit]:
-        """Symbols whose name or qualified name equals one of ``names`` exactly (score 0)."""
-
-    def vectors(
-        self, model: str, kind: str, hashes: Collection[str]
-    ) -> dict[str, npt.NDArray[np.float32]]: ...

@@ -21,11 +21,13 @@ migration leaves the database at the previous version.
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from treeseek.store.code_sqlite import CODE_FILE_TERMS_SQL, CODE_SCHEMA_SQL
+from treeseek.store.sqlite_terms import Vocabulary, encode_parts
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +104,97 @@ END;
 """
 )
 
+#: Migration 2: the code layers (C0-C3) and vectors, keyed by content hash (see
+#: :mod:`treeseek.store.code_sqlite` for what each table holds).
+_V2_CODE_LAYERS = """
+CREATE TABLE code_files (
+    content_hash  TEXT PRIMARY KEY,
+    language      TEXT,
+    parse_error   TEXT,
+    chunk_count   INTEGER NOT NULL,
+    symbol_count  INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE code_chunks (
+    id            INTEGER PRIMARY KEY,
+    content_hash  TEXT NOT NULL,
+    idx           INTEGER NOT NULL,
+    type          TEXT NOT NULL,
+    start_line    INTEGER NOT NULL,
+    end_line      INTEGER NOT NULL,
+    symbol        TEXT
+);
+CREATE INDEX code_chunks_by_content ON code_chunks(content_hash, idx);
+CREATE VIRTUAL TABLE code_chunks_fts USING fts5(body, tokenize = "unicode61 tokenchars '_'");
+CREATE VIRTUAL TABLE code_chunks_vocab USING fts5vocab(code_chunks_fts, 'row');
+
+CREATE TABLE code_symbols (
+    id            INTEGER PRIMARY KEY,
+    content_hash  TEXT NOT NULL,
+    ord           INTEGER NOT NULL,
+    qname         TEXT NOT NULL,
+    name          TEXT NOT NULL,
+    kind          TEXT NOT NULL,
+    start_line    INTEGER NOT NULL,
+    end_line      INTEGER NOT NULL,
+    signature     TEXT NOT NULL,
+    decorators    TEXT NOT NULL,
+    docstring     TEXT,
+    parent        TEXT,
+    is_entry      INTEGER NOT NULL,
+    lang_payload  TEXT NOT NULL
+);
+CREATE INDEX code_symbols_by_content ON code_symbols(content_hash, ord);
+CREATE INDEX code_symbols_by_name ON code_symbols(name);
+CREATE INDEX code_symbols_by_qname ON code_symbols(qname);
+CREATE VIRTUAL TABLE code_symbols_fts USING fts5(body, tokenize = "unicode61 tokenchars '_'");
+
+CREATE TABLE code_edges (
+    content_hash  TEXT NOT NULL,
+    ord           INTEGER NOT NULL,
+    type          TEXT NOT NULL,
+    src           TEXT NOT NULL,
+    dst_ref       TEXT NOT NULL,
+    line          INTEGER NOT NULL,
+    lang_payload  TEXT NOT NULL,
+    PRIMARY KEY (content_hash, ord)
+) WITHOUT ROWID;
+
+CREATE TABLE code_entrypoints (
+    content_hash      TEXT NOT NULL,
+    ord               INTEGER NOT NULL,
+    entry_type        TEXT NOT NULL,
+    framework         TEXT NOT NULL,
+    route_or_command  TEXT NOT NULL,
+    handler           TEXT,
+    line              INTEGER NOT NULL,
+    lang_payload      TEXT NOT NULL,
+    PRIMARY KEY (content_hash, ord)
+) WITHOUT ROWID;
+
+CREATE TABLE code_vectors (
+    content_hash  TEXT NOT NULL,
+    model         TEXT NOT NULL,
+    kind          TEXT NOT NULL,
+    vec           BLOB NOT NULL,
+    PRIMARY KEY (content_hash, model, kind)
+) WITHOUT ROWID;
+
+CREATE TRIGGER code_prune_with_content AFTER DELETE ON contents
+BEGIN
+    DELETE FROM code_chunks_fts
+        WHERE rowid IN (SELECT id FROM code_chunks WHERE content_hash = OLD.hash);
+    DELETE FROM code_chunks WHERE content_hash = OLD.hash;
+    DELETE FROM code_symbols_fts
+        WHERE rowid IN (SELECT id FROM code_symbols WHERE content_hash = OLD.hash);
+    DELETE FROM code_symbols WHERE content_hash = OLD.hash;
+    DELETE FROM code_edges WHERE content_hash = OLD.hash;
+    DELETE FROM code_entrypoints WHERE content_hash = OLD.hash;
+    DELETE FROM code_vectors WHERE content_hash = OLD.hash;
+    DELETE FROM code_files WHERE content_hash = OLD.hash;
+END;
+"""
+
 #: Migration 3 (history: migration 4 replaced it with term counts and drops these tables):
 #: one FTS5 document per content for file-level BM25, backfilled from the chunk documents.
 _V3_CODE_FILE_DOCS = """
@@ -127,6 +220,90 @@ BEGIN
 END;
 """
 
+#: Migration 4: per-content term counts for file-level BM25 in numpy (FTS5 is slow on the
+#: long OR-queries an issue makes, so it could only see a query's top terms); the FTS5 file
+#: documents of migration 3 it replaces are dropped. Rows are filled by the index hook,
+#: including for contents parsed before this migration (see ``contents_without_terms``).
+_V4_CODE_FILE_TERMS = """
+CREATE TABLE code_terms (
+    id    INTEGER PRIMARY KEY,
+    term  TEXT NOT NULL UNIQUE
+);
+
+CREATE TABLE code_file_terms (
+    content_hash  TEXT PRIMARY KEY,
+    length        INTEGER NOT NULL,
+    term_ids      BLOB NOT NULL,
+    counts        BLOB NOT NULL
+);
+
+CREATE TRIGGER code_file_terms_prune_with_content AFTER DELETE ON contents
+BEGIN
+    DELETE FROM code_file_terms WHERE content_hash = OLD.hash;
+END;
+
+DROP TRIGGER code_docs_prune_with_content;
+DROP TABLE code_docs_vocab;
+DROP TABLE code_docs_fts;
+DROP TABLE code_docs;
+"""
+
+
+#: Migration 5: the term counts of each content's parts (its chunks; its symbols' documents),
+#: so BM25 over chunks and symbols runs with one tree's statistics (document count, document
+#: frequencies, average length) instead of the FTS5 index's, which every tree of the database
+#: shares. One row per (content, layer); see :mod:`treeseek.store.sqlite_terms` for the blobs.
+_V5_CODE_PART_TERMS = """
+CREATE TABLE code_part_terms (
+    content_hash  TEXT NOT NULL,
+    layer         TEXT NOT NULL,
+    lengths       BLOB NOT NULL,
+    sizes         BLOB NOT NULL,
+    term_ids      BLOB NOT NULL,
+    counts        BLOB NOT NULL,
+    PRIMARY KEY (content_hash, layer)
+);
+
+CREATE TRIGGER code_part_terms_prune_with_content AFTER DELETE ON contents
+BEGIN
+    DELETE FROM code_part_terms WHERE content_hash = OLD.hash;
+END;
+"""
+
+#: (layer, rows table, FTS table, order column) of the part layers migration 5 backfills
+_PART_SOURCES = (
+    ("chunks", "code_chunks", "code_chunks_fts", "idx"),
+    ("symbols", "code_symbols", "code_symbols_fts", "ord"),
+)
+
+
+def _grouped_documents(
+    conn: sqlite3.Connection, table: str, fts: str, order: str
+) -> Iterator[tuple[str, list[str]]]:
+    """(content hash, its parts' documents in part order) for every content of ``table``."""
+    rows = conn.execute(
+        f"SELECT c.content_hash, f.body FROM {table} AS c JOIN {fts} AS f ON f.rowid = c.id"
+        f" ORDER BY c.content_hash, c.{order}"
+    ).fetchall()
+    for digest, group in itertools.groupby(rows, key=lambda r: str(r[0])):
+        yield digest, [str(r[1]) for r in group]
+
+
+def _backfill_part_terms(conn: sqlite3.Connection) -> None:
+    """Part term counts of every content parsed before migration 5, from the stored FTS
+    documents (space-separated tokens: the same tokens a fresh index counts)."""
+    vocabulary = Vocabulary(lambda: conn)
+    for layer, table, fts, order in _PART_SOURCES:
+        conn.executemany(
+            "INSERT OR REPLACE INTO code_part_terms(content_hash, layer, lengths, sizes,"
+            " term_ids, counts) VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (digest, layer, *encode_parts([Counter(d.split()) for d in docs], vocabulary))
+                for digest, docs in _grouped_documents(conn, table, fts, order)
+            ],
+        )
+
+
 #: every migration, in order; append only
 MIGRATIONS: list[Migration] = [
     Migration(
@@ -138,7 +315,7 @@ MIGRATIONS: list[Migration] = [
     Migration(
         version=2,
         description="code layers (C0-C3) and vectors, keyed by content hash",
-        sql=CODE_SCHEMA_SQL,
+        sql=_V2_CODE_LAYERS,
     ),
     Migration(
         version=3,
@@ -148,7 +325,13 @@ MIGRATIONS: list[Migration] = [
     Migration(
         version=4,
         description="code layers: per-content term counts for file BM25, replacing FTS file docs",
-        sql=CODE_FILE_TERMS_SQL,
+        sql=_V4_CODE_FILE_TERMS,
+    ),
+    Migration(
+        version=5,
+        description="code layers: per-content term counts of chunks and symbols (per-tree BM25)",
+        sql=_V5_CODE_PART_TERMS,
+        run=_backfill_part_terms,
     ),
 ]
 

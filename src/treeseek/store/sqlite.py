@@ -9,10 +9,11 @@ connection and yields a :class:`SQLiteTreeWriter`; the block commits on success 
 an exception. A killed process leaves an uncommitted WAL tail that SQLite discards on the next
 open, so the previous version stays intact.
 
-Extending the store for derived layers (e.g. the code index) without touching this file: put the
-tables in a migration (:mod:`treeseek.store.migrations`), and write the rows from a module in
-this package that takes the :class:`SQLiteTreeWriter` and uses its ``connection`` and
-``tree_id`` (same transaction, so derived rows commit or roll back with the tree).
+Derived layers (the code index) live in the same file: their tables are migrations
+(:mod:`treeseek.store.migrations`), their reads and writes a class of this package that
+:meth:`SQLiteStore.code` (reads, the calling thread's connection) and
+:meth:`SQLiteTreeWriter.code` (writes, the transaction's connection, so derived rows commit or
+roll back with the tree) hand out.
 
 Paths that are not valid UTF-8 (surrogate-escaped names from the filesystem) are stored as their
 raw bytes in the TEXT column (``CAST(? AS TEXT)``) and decoded back with ``surrogateescape``, so
@@ -31,7 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from treeseek.errors import NodeNotFound, SchemaError, StoreError, TreeNotFound
+from treeseek.store._sql import batched, qmarks
 from treeseek.store.base import FileState
+from treeseek.store.code_sqlite import SQLiteCodeStore
 from treeseek.store.migrations import (
     MIGRATIONS,
     NODE_INDEXES,
@@ -49,8 +52,6 @@ from treeseek.trees.model import (
     TreeSource,
 )
 
-#: how many values go into one ``IN (...)`` list (SQLite's default limit is 32766; stay small)
-CHUNK = 500
 BUSY_TIMEOUT_MS = 30_000
 COMPRESSION_LEVEL = 6
 PAGE_SIZE = 16384
@@ -118,15 +119,6 @@ def _node_path(node: Node) -> str:
     return node.path
 
 
-def _chunks(items: Sequence[Any], size: int = CHUNK) -> Iterator[Sequence[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
-
-
-def _qmarks(n: int) -> str:
-    return ",".join("?" * n)
-
-
 def _prefix_range(path: str) -> tuple[str, str]:
     """Bounds of the paths strictly under ``path``: ``'a/b/' <= p < 'a/b0'`` ('0' follows '/')."""
     return path + "/", path + "0"
@@ -146,6 +138,15 @@ class SQLiteTreeWriter:
         #: the tree's row id, for derived tables keyed by (tree_id, ...)
         self.tree_id = tree_id
         self._maybe_orphaned: set[str] = set()
+        self._code: SQLiteCodeStore | None = None
+
+    def code(self) -> SQLiteCodeStore:
+        """The code layers' writes in this transaction (one object per write, so the
+        vocabulary it has read serves every file of the write)."""
+        if self._code is None:
+            connection = self.connection
+            self._code = SQLiteCodeStore(lambda: connection, self._store.contents)
+        return self._code
 
     # -- contents ------------------------------------------------------------------------
     def put_contents(self, items: Iterable[tuple[str, bytes]]) -> None:
@@ -284,10 +285,10 @@ class SQLiteTreeWriter:
     def _existing_ids(self, node_ids: Sequence[str]) -> set[str]:
         """Which of ``node_ids`` this tree has (their old contents may become orphans)."""
         found: set[str] = set()
-        for chunk in _chunks(node_ids):
+        for chunk in batched(node_ids):
             rows = self.connection.execute(
                 "SELECT node_id, content_hash FROM nodes WHERE tree_id = ?"
-                f" AND node_id IN ({_qmarks(len(chunk))})",
+                f" AND node_id IN ({qmarks(len(chunk))})",
                 (self.tree_id, *chunk),
             )
             for node_id, content_hash in rows:
@@ -301,9 +302,9 @@ class SQLiteTreeWriter:
         if not ids:
             return
         self._remember_old_hashes(ids)
-        for chunk in _chunks(ids):
+        for chunk in batched(ids):
             self.connection.execute(
-                f"DELETE FROM nodes WHERE tree_id = ? AND node_id IN ({_qmarks(len(chunk))})",
+                f"DELETE FROM nodes WHERE tree_id = ? AND node_id IN ({qmarks(len(chunk))})",
                 (self.tree_id, *chunk),
             )
 
@@ -347,10 +348,10 @@ class SQLiteTreeWriter:
 
     # -- internals -----------------------------------------------------------------------
     def _remember_old_hashes(self, node_ids: Sequence[str]) -> None:
-        for chunk in _chunks(node_ids):
+        for chunk in batched(node_ids):
             rows = self.connection.execute(
                 "SELECT content_hash FROM nodes WHERE tree_id = ? AND content_hash IS NOT NULL"
-                f" AND node_id IN ({_qmarks(len(chunk))})",
+                f" AND node_id IN ({qmarks(len(chunk))})",
                 (self.tree_id, *chunk),
             )
             self._maybe_orphaned.update(r[0] for r in rows)
@@ -379,6 +380,7 @@ class SQLiteStore:
         self._lock = threading.Lock()
         self._closed = False
         self._columns_cache: dict[str, list[str]] = {}
+        self._code = SQLiteCodeStore(self._conn, self.contents)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -418,6 +420,14 @@ class SQLiteStore:
         with self._lock:
             self._all.append(conn)
         return conn
+
+    def code(self) -> SQLiteCodeStore:
+        """The code layers of this database (reads on the calling thread's connection)."""
+        return self._code
+
+    def local_files(self) -> list[Path]:
+        """The database file and its WAL, shared-memory and journal side files."""
+        return [Path(f"{self.path}{suffix}") for suffix in ("", "-wal", "-shm", "-journal")]
 
     def close(self) -> None:
         with self._lock:
@@ -604,10 +614,10 @@ class SQLiteStore:
         conn = self._conn()
         tree_id = self._tree_id(conn, tree)
         found: dict[str, Node] = {}
-        for chunk in _chunks(list(dict.fromkeys(node_ids))):
+        for chunk in batched(list(dict.fromkeys(node_ids))):
             rows = conn.execute(
                 f"SELECT {_NODE_COLUMNS} FROM nodes WHERE tree_id = ?"
-                f" AND node_id IN ({_qmarks(len(chunk))})",
+                f" AND node_id IN ({qmarks(len(chunk))})",
                 (tree_id, *chunk),
             )
             for row in rows:
@@ -627,7 +637,7 @@ class SQLiteStore:
         conn = self._conn()
         tree_id = self._tree_id(conn, tree)
         found: dict[str, Node] = {}
-        for chunk in _chunks(list(dict.fromkeys(paths))):
+        for chunk in batched(list(dict.fromkeys(paths))):
             rows = conn.execute(
                 f"SELECT {_NODE_COLUMNS} FROM nodes WHERE tree_id = ? AND path IN ("
                 + ",".join("CAST(? AS TEXT)" for _ in chunk)
@@ -655,10 +665,10 @@ class SQLiteStore:
         conn = self._conn()
         tree_id = self._tree_id(conn, tree)
         result: dict[str, list[Node]] = {i: [] for i in node_ids}
-        for chunk in _chunks(list(result)):
+        for chunk in batched(list(result)):
             rows = conn.execute(
                 f"SELECT {_NODE_COLUMNS} FROM nodes WHERE tree_id = ?"
-                f" AND parent_id IN ({_qmarks(len(chunk))}) ORDER BY parent_id, ord",
+                f" AND parent_id IN ({qmarks(len(chunk))}) ORDER BY parent_id, ord",
                 (tree_id, *chunk),
             )
             for row in rows:
@@ -710,9 +720,9 @@ class SQLiteStore:
     def contents(self, hashes: Sequence[str]) -> dict[str, bytes]:
         conn = self._conn()
         result: dict[str, bytes] = {}
-        for chunk in _chunks(list(dict.fromkeys(hashes))):
+        for chunk in batched(list(dict.fromkeys(hashes))):
             rows = conn.execute(
-                f"SELECT hash, data FROM contents WHERE hash IN ({_qmarks(len(chunk))})",
+                f"SELECT hash, data FROM contents WHERE hash IN ({qmarks(len(chunk))})",
                 tuple(chunk),
             )
             for digest, data in rows:
@@ -726,9 +736,9 @@ class SQLiteStore:
     # -- internals -----------------------------------------------------------------------
     def _existing_hashes(self, conn: sqlite3.Connection, hashes: Sequence[str]) -> set[str]:
         present: set[str] = set()
-        for chunk in _chunks(hashes):
+        for chunk in batched(hashes):
             rows = conn.execute(
-                f"SELECT hash FROM contents WHERE hash IN ({_qmarks(len(chunk))})",
+                f"SELECT hash FROM contents WHERE hash IN ({qmarks(len(chunk))})",
                 tuple(chunk),
             )
             present.update(r[0] for r in rows)
@@ -736,9 +746,9 @@ class SQLiteStore:
 
     def _delete_orphans(self, conn: sqlite3.Connection, hashes: Iterable[str]) -> None:
         candidates = list(hashes)
-        for chunk in _chunks(candidates):
+        for chunk in batched(candidates):
             conn.execute(
-                f"DELETE FROM contents WHERE hash IN ({_qmarks(len(chunk))})"
+                f"DELETE FROM contents WHERE hash IN ({qmarks(len(chunk))})"
                 " AND NOT EXISTS (SELECT 1 FROM nodes WHERE nodes.content_hash = contents.hash)",
                 tuple(chunk),
             )

@@ -2,8 +2,8 @@
 
 Two tokenizers, each used for both sides of its own signal:
 
-- :func:`code_tokens` (identifier-based, with repeats) for contents: FTS5 chunk and symbol
-  documents, file term counts, query understanding;
+- :func:`code_tokens` (identifier-based, with repeats) for contents: chunk and symbol
+  documents and their term counts, file term counts, query understanding;
 - :func:`word_tokens` (word-based, camelCase and ``_`` split, joined compound) for paths and
   path-like text: path BM25, the hashing embedder, :func:`query_terms`.
 

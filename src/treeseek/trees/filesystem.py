@@ -28,7 +28,7 @@ import os
 import shutil
 import stat
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from treeseek.errors import BuildError
@@ -89,7 +89,7 @@ class FilesystemBuilder(TreeBuilder):
         #: how the last listing was made: "git" or "walk"
         self.mode = ""
 
-    def skip_files(self, paths: list[str | Path]) -> None:
+    def skip_files(self, paths: Iterable[str | Path]) -> None:
         """Never list these files (absolute paths; those outside the root are ignored)."""
         for path in paths:
             real = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))

@@ -28,7 +28,6 @@ from treeseek.errors import RetrievalError
 from treeseek.rank.paths import PathScorer
 from treeseek.search.base import SearchContext
 from treeseek.search.flat.flat import FlatRetriever
-from treeseek.store.code_sqlite import code_store_for
 
 #: a directory's score: its best file plus this share of the sum over its files among the top
 DIR_SUM_SHARE = 0.25
@@ -131,7 +130,7 @@ class FlatContent:
         """Whether any of these files has code-index rows (path-only trees have none)."""
         nodes = self.ctx.store.nodes(self.ctx.tree.name, list(node_ids))
         hashes = [n.content_hash for n in nodes if n.content_hash]
-        return bool(hashes) and bool(code_store_for(self.ctx.store).code_files(hashes))
+        return bool(hashes) and bool(self.ctx.store.code().code_files(hashes))
 
 
 class ContentPathScorer(PathScorer):

@@ -12,11 +12,18 @@ Signals (each can be switched off for ablations, see :class:`FlatConfig`):
 - ``files``: BM25 of whole files over the tree's primary files (dominant language, not tests)
   with every query term (:class:`~treeseek.search.flat.file_bm25.FileBM25Index`);
 - ``title``: the same with only the first line of a multi-line query (an issue's title);
-- ``chunks``: FTS5 BM25 of C0 chunks, a file scores its best chunk (+ a share of the next ones);
-- ``symbols``: FTS5 BM25 of C1 symbol documents (qualified name, signature, docstring);
+- ``chunks``: BM25 of C0 chunks (FTS5's formula, :mod:`treeseek.search.flat.parts`), a file
+  scores its best chunk (+ a share of the next ones);
+- ``symbols``: the same over C1 symbol documents (qualified name, signature, docstring);
 - ``paths``: fielded path BM25 (:class:`~treeseek.rank.paths.BM25PathScorer`);
 - ``mentions``: paths, modules, stack frames and identifiers named exactly in the query;
 - ``vectors``: cosine similarity of the query and each file's embedded outline (optional).
+
+Every statistic (document counts, document frequencies, average lengths) is the tree's own:
+a tree's ranking depends only on the tree and the question, never on the other trees of its
+database. What a query derives from the tree (its files, names, BM25 indexes) is built once
+per tree version and kept in the database's caches (:class:`~treeseek.search.caches.TreeCaches`,
+reached through the :class:`~treeseek.search.base.SearchContext`).
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from treeseek.code.conventions import is_test_path
 from treeseek.code.languages import language_for_path
@@ -48,7 +56,9 @@ from treeseek.search.base import (
     Retriever,
     SearchContext,
 )
+from treeseek.search.caches import Slot
 from treeseek.search.flat.file_bm25 import FileBM25Index
+from treeseek.search.flat.parts import PartIndex, RankedPart, SymbolCatalog
 from treeseek.search.flat.understanding import (
     MentionMatch,
     MentionResolver,
@@ -58,8 +68,7 @@ from treeseek.search.flat.understanding import (
 )
 from treeseek.search.results import attach_contents
 from treeseek.search.trace import Trace
-from treeseek.store.code_base import ChunkHit, CodeStore
-from treeseek.store.code_sqlite import code_store_for
+from treeseek.store.code_base import CHUNK_PARTS, SYMBOL_PARTS, ChunkSpan, CodeStore
 from treeseek.text.tokens import unique_tokens
 from treeseek.trees.model import Node
 
@@ -108,9 +117,10 @@ class FlatConfig:
     w_vectors: float = 0.8
     w_mentions: float = 0.02  # per unit of exact evidence (understanding.py weights)
     # lexical
-    #: the query's most important terms that go to FTS. An issue has hundreds of terms and
-    #: FTS5 scores every chunk any OR'ed term matches; on all 197 dev instances 24 terms beat
-    #: 48 (recall@gold 0.476 -> 0.486, MRR 0.622 -> 0.629) and about halve the chunk search
+    #: the query's most important terms that go to chunk (and symbol) BM25. Measured when
+    #: FTS5 ran it (every chunk any OR'ed term matched was scored): on all 197 dev instances 24
+    #: terms beat 48 (recall@gold 0.476 -> 0.486, MRR 0.622 -> 0.629); kept, so the chunk
+    #: ranking is the one measured
     max_terms: int = 24
     max_df_ratio: float = 0.1  # terms in more chunks than this share are too common
     file_limit: int = 1000
@@ -129,10 +139,20 @@ class _TreeFiles:
     path_stats: PathCorpusStats | None = None
     #: file BM25 over the primary files, built by the first query that uses it
     file_index: _PrimaryFileIndex | None = None
-    #: chunk document frequencies already looked up, for the index size they were read at
-    #: (the FTS index is shared by every tree of the database, so its size, not the tree,
-    #: says when they went stale); looking a term up costs about 0.2 ms, a query has hundreds
-    doc_freqs: dict[tuple[str, int], dict[str, int]] = field(default_factory=dict)
+    #: BM25 over the tree's chunks / symbol documents, built by the first query that uses it
+    chunk_index: PartIndex | None = None
+    symbol_index: PartIndex | None = None
+    #: vocabulary ids of query terms already looked up (-1: no content has the term); a
+    #: lookup costs about 0.2 ms, an issue has hundreds of terms
+    term_ids: dict[str, int] = field(default_factory=dict)
+    #: chunk positions of contents whose best chunk was shown (evidence), by content
+    chunk_spans: dict[str, list[ChunkSpan]] = field(default_factory=dict)
+    #: the tree's symbols by name (exact mentions, the symbols signal's evidence)
+    catalog: SymbolCatalog | None = None
+
+
+#: the per-tree tables of the flat retriever, in the database's caches
+TREE_FILES: Slot[_TreeFiles] = Slot("flat.tree_files")
 
 
 @dataclass(slots=True)
@@ -144,25 +164,27 @@ class _PrimaryFileIndex:
     paths: list[list[str]]  # per document of ``index``: the primary paths holding it
     #: what retrieval should know: the layer is missing, or some files lack it
     note: str | None
-    #: vocabulary ids of query terms already looked up (-1: no file has the term)
-    term_ids: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
 class _Signals:
     ranks: dict[str, dict[str, int]] = field(default_factory=dict)  # signal -> path -> rank
     evidence: dict[str, Evidence] = field(default_factory=lambda: defaultdict(Evidence))
+    #: each path's best chunk by the chunk signal (shown as evidence of the returned hits)
+    best_chunk: dict[str, RankedPart] = field(default_factory=dict)
+    #: every chunk's score for the query's terms (None: not computed)
+    chunk_scores: npt.NDArray[np.float64] | None = None
 
 
-def _chunk_evidence(chunk: ChunkHit) -> ChunkEvidence:
+def _chunk_evidence(span: ChunkSpan, score: float) -> ChunkEvidence:
     """A file's best chunk as shown in its evidence: where it is and how it scored."""
     return ChunkEvidence(
-        index=chunk.index,
-        type=str(chunk.type),
-        start_line=chunk.start_line,
-        end_line=chunk.end_line,
-        symbol=chunk.symbol,
-        score=round(chunk.score, 4),
+        index=span.index,
+        type=str(span.type),
+        start_line=span.start_line,
+        end_line=span.end_line,
+        symbol=span.symbol,
+        score=round(score, 4),
     )
 
 
@@ -211,28 +233,23 @@ class FlatRetriever(Retriever):
         self.config = config or FlatConfig()
         self.embedder = embedder
         self.vector_kind = vector_kind
-        self._cache: dict[tuple[str, str, str], _TreeFiles] = {}
 
     # -- tree files -----------------------------------------------------------------------
-    def _tree_files(self, ctx: SearchContext) -> _TreeFiles:
-        """The tree's files and derived tables, built once per tree version and kept across
-        queries (loading them costs more than a warm query: ~150 ms on a django tree)."""
-        where = getattr(ctx.store, "path", None)
-        store_key = str(where) if where is not None else f"id:{id(ctx.store)}"
-        key = (store_key, ctx.tree.name, ctx.tree.updated_at.isoformat())
-        cached = self._cache.get(key)
-        if cached is not None:
-            return cached
+    @staticmethod
+    def _tree_files(ctx: SearchContext) -> _TreeFiles:
+        """The tree's files and derived tables, built once per tree version and kept in the
+        database's caches (loading them costs more than a warm query: ~150 ms on a django
+        tree). Nothing in them depends on the configuration."""
+        return ctx.caches.get(TREE_FILES, ctx.tree, lambda: FlatRetriever._load_tree_files(ctx))
+
+    @staticmethod
+    def _load_tree_files(ctx: SearchContext) -> _TreeFiles:
         nodes = {n.path: n for n in ctx.store.subtree(ctx.tree.name, "") if n.is_file}
         hash_by_path = {p: n.content_hash for p, n in nodes.items() if n.content_hash}
         language = {p: language_for_path(p) for p in nodes}
         counts = Counter(lang for lang in language.values() if lang is not None)
         dominant = counts.most_common(1)[0][0] if counts else None
-        files = _TreeFiles(nodes, hash_by_path, TreeNames.build(list(nodes)), language, dominant)
-        if len(self._cache) > 8:
-            self._cache.clear()
-        self._cache[key] = files
-        return files
+        return _TreeFiles(nodes, hash_by_path, TreeNames.build(list(nodes)), language, dominant)
 
     def _allowed(self, path: str, cfg: FlatConfig) -> bool:
         if cfg.path_prefix and not (
@@ -243,33 +260,57 @@ class FlatRetriever(Retriever):
 
     # -- signals --------------------------------------------------------------------------
     @staticmethod
+    def _term_ids(code: CodeStore, files: _TreeFiles, terms: Sequence[str]) -> dict[str, int]:
+        """Vocabulary ids of ``terms`` (-1: no content has the term), cached per tree."""
+        ids = files.term_ids
+        unseen = [t for t in dict.fromkeys(terms) if t not in ids]
+        if unseen:
+            found = code.term_ids(unseen)
+            ids.update((t, found.get(t, -1)) for t in unseen)
+        return {t: ids[t] for t in terms}
+
+    @staticmethod
+    def _chunk_index(code: CodeStore, files: _TreeFiles) -> PartIndex:
+        """BM25 over the tree's chunks, built on first use and kept with the tree's files."""
+        if files.chunk_index is None:
+            files.chunk_index = PartIndex(code, CHUNK_PARTS, set(files.hash_by_path.values()))
+        return files.chunk_index
+
+    @staticmethod
+    def _symbol_index(code: CodeStore, files: _TreeFiles) -> PartIndex:
+        """BM25 over the tree's symbol documents, built on first use."""
+        if files.symbol_index is None:
+            files.symbol_index = PartIndex(code, SYMBOL_PARTS, set(files.hash_by_path.values()))
+        return files.symbol_index
+
+    @staticmethod
+    def _catalog(code: CodeStore, files: _TreeFiles) -> SymbolCatalog:
+        """The tree's symbols by name, read on first use and kept with the tree's files."""
+        if files.catalog is None:
+            files.catalog = SymbolCatalog(code.symbol_heads(set(files.hash_by_path.values())))
+        return files.catalog
+
     def _doc_freqs(
-        code: CodeStore, terms: list[str], cfg: FlatConfig, files: _TreeFiles
+        self, code: CodeStore, terms: list[str], files: _TreeFiles
     ) -> tuple[dict[str, int], int]:
-        """Document frequencies of ``terms`` (0: not indexed) over chunks, and the chunk
-        count; terms seen by an earlier query come from ``files``."""
-        layer, n = "chunks", code.chunk_doc_count()
-        known = files.doc_freqs.get((layer, n))
-        if known is None:
-            files.doc_freqs.clear()  # another size: the index changed, every count may have
-            known = files.doc_freqs[(layer, n)] = {}
-        missing = [t for t in terms if t not in known]
-        if missing:
-            found = code.chunk_term_doc_freqs(missing)
-            for t in missing:
-                known[t] = found.get(t, 0)
-        return {t: known[t] for t in terms}, max(1, n)
+        """Document frequencies of ``terms`` (0: no chunk of the tree has it) over the tree's
+        chunks, and the tree's chunk count."""
+        chunks = self._chunk_index(code, files)
+        ids = self._term_ids(code, files, terms)
+        dfs = chunks.doc_freqs(np.fromiter((ids[t] for t in terms), np.int64, len(terms)))
+        return dict(zip(terms, dfs.tolist(), strict=True)), max(1, chunks.size)
 
     def _query_terms(
         self, code: CodeStore, query: ParsedQuery, cfg: FlatConfig, files: _TreeFiles
     ) -> list[str]:
         """The query's terms for BM25, most important first, repeated to weigh more.
 
-        A term's importance: its IDF over the chunk index, times (1 + log of its count in the
+        A term's importance: its IDF over the tree's chunks, times (1 + log of its count in the
         query), doubled in the first line (an issue's title) and for tokens of code-shaped
-        identifiers. Stopwords, and terms in more than ``max_df_ratio`` of all documents (and
-        more than 20), go.
-        FTS5 sums BM25 over the phrases of an OR query, so a repeated term counts again.
+        identifiers. Stopwords, and terms in more than ``max_df_ratio`` of the tree's chunks
+        (and more than 20), go.
+        Chunk BM25 sums over the query's terms with repeats (as FTS5 did over the phrases of an
+        OR query), so a repeated term counts again.
         """
         if not query.tokens:
             return []
@@ -277,7 +318,7 @@ class FlatRetriever(Retriever):
         title = set(query.title_tokens)
         mentions = query.mentions
         code_like = set(unique_tokens(i for i, w in mentions.identifiers.items() if w >= 1.0))
-        dfs, n = self._doc_freqs(code, list(qtf), cfg, files)
+        dfs, n = self._doc_freqs(code, list(qtf), files)
         scored: list[tuple[float, str]] = []
         for t, count in qtf.items():
             df = dfs.get(t)
@@ -341,11 +382,7 @@ class FlatRetriever(Retriever):
         primary = self._primary_file_index(code, files)
         if primary.index is None or not query_terms:
             return primary.note
-        ids = primary.term_ids
-        unseen = [t for t in query_terms if t not in ids]
-        if unseen:
-            found = code.term_ids(unseen)
-            ids.update((t, found.get(t, -1)) for t in unseen)
+        ids = self._term_ids(code, files, list(query_terms))
         query = {ids[t]: n for t, n in query_terms.items() if ids[t] >= 0}
         scored = primary.index.score(query)
         hit = np.flatnonzero(scored > 0)
@@ -364,20 +401,75 @@ class FlatRetriever(Retriever):
             signals.ranks[name] = _ranks(scores)
         return primary.note
 
+    def _query_weights(
+        self, code: CodeStore, files: _TreeFiles, terms: list[str]
+    ) -> dict[int, int]:
+        """The chunk/symbol query: term id -> how often the term is in ``terms``."""
+        ids = self._term_ids(code, files, terms)
+        weights: Counter[int] = Counter()
+        for t in terms:
+            if ids[t] >= 0:
+                weights[ids[t]] += 1
+        return dict(weights)
+
+    def _chunk_scores(
+        self, code: CodeStore, terms: list[str], files: _TreeFiles, signals: _Signals
+    ) -> npt.NDArray[np.float64]:
+        """Every chunk's BM25 for ``terms`` (computed once per query)."""
+        if signals.chunk_scores is None:
+            chunks = self._chunk_index(code, files)
+            signals.chunk_scores = chunks.score(self._query_weights(code, files, terms))
+        return signals.chunk_scores
+
+    def _spans(self, code: CodeStore, files: _TreeFiles, hashes: set[str]) -> None:
+        """Make sure the chunk positions of ``hashes`` are in ``files.chunk_spans``."""
+        missing = [h for h in hashes if h not in files.chunk_spans]
+        if missing:
+            found = code.chunk_spans(missing)
+            for h in missing:
+                files.chunk_spans[h] = found.get(h, [])
+
+    def _chunk_evidence_of(
+        self, code: CodeStore, files: _TreeFiles, parts: dict[str, RankedPart]
+    ) -> dict[str, ChunkEvidence]:
+        """Evidence of ranked chunks, by path."""
+        self._spans(code, files, {p.content_hash for p in parts.values()})
+        out: dict[str, ChunkEvidence] = {}
+        for path, part in parts.items():
+            spans = files.chunk_spans.get(part.content_hash, [])
+            if part.index < len(spans):
+                out[path] = _chunk_evidence(spans[part.index], part.score)
+        return out
+
     def _add_chunk_evidence(
-        self, code: CodeStore, terms: list[str], hits: list[FileHit], files: _TreeFiles
+        self,
+        code: CodeStore,
+        terms: list[str],
+        hits: list[FileHit],
+        files: _TreeFiles,
+        signals: _Signals,
     ) -> None:
-        """The best chunk of each returned file, when the chunk signal did not run."""
-        want = [
+        """The best chunk of each returned file: the chunk signal's, else the file's best
+        chunk for the query's terms."""
+        reached = {h.path: signals.best_chunk[h.path] for h in hits if h.path in signals.best_chunk}
+        want = {
             files.hash_by_path[h.path]
             for h in hits
-            if h.evidence.chunk is None and h.path in files.hash_by_path
-        ]
-        best = {c.content_hash: c for c in code.search_chunks_in(terms, want)}
+            if h.path not in reached and h.path in files.hash_by_path
+        }
+        best: dict[str, RankedPart] = {}
+        if want:
+            chunks = self._chunk_index(code, files)
+            best = chunks.best_of(self._chunk_scores(code, terms, files, signals), want)
         for h in hits:
             top = best.get(files.hash_by_path.get(h.path, ""))
-            if top is not None and h.evidence.chunk is None:
-                h.evidence.chunk = _chunk_evidence(top)
+            if top is not None:
+                reached.setdefault(h.path, top)
+        evidence = self._chunk_evidence_of(code, files, reached)
+        for h in hits:
+            found = evidence.get(h.path)
+            if found is not None:
+                h.evidence.chunk = found
 
     def _chunk_signal(
         self,
@@ -388,36 +480,44 @@ class FlatRetriever(Retriever):
         signals: _Signals,
         allowed: dict[str, list[str]],
     ) -> None:
-        hits = code.search_chunks(terms, allowed.keys(), cfg.chunk_limit)
-        best: dict[str, list[ChunkHit]] = defaultdict(list)
-        for h in hits:
-            for p in allowed.get(h.content_hash, ()):
-                if len(best[p]) < 2:
-                    best[p].append(h)
-        scores = {
-            p: hs[0].score + (cfg.second_chunk_share * hs[1].score if len(hs) > 1 else 0.0)
-            for p, hs in best.items()
-        }
-        signals.ranks["chunks"] = _ranks(scores)
-        for p, hs in best.items():
-            signals.evidence[p].chunk = _chunk_evidence(hs[0])
+        chunks = self._chunk_index(code, files)
+        scores = self._chunk_scores(code, terms, files, signals)
+        # a file scores its best chunk plus a share of its second best, among the best
+        # ``chunk_limit`` chunks of the allowed files
+        best, seconds = chunks.best_two(
+            scores, chunks.contents_mask(allowed.keys()), cfg.chunk_limit
+        )
+        found: dict[str, float] = {}
+        for part, second in zip(best, seconds, strict=True):
+            score = part.score + cfg.second_chunk_share * second
+            for p in allowed.get(part.content_hash, ()):
+                found[p] = score
+                signals.best_chunk[p] = part
+        signals.ranks["chunks"] = _ranks(found)
 
     def _symbol_signal(
         self,
         code: CodeStore,
         terms: list[str],
+        files: _TreeFiles,
         cfg: FlatConfig,
         signals: _Signals,
         allowed: dict[str, list[str]],
     ) -> None:
-        hits = code.search_symbols(terms, allowed.keys(), cfg.symbol_limit)
-        scores: dict[str, float] = {}
-        for h in hits:
-            for p in allowed.get(h.content_hash, ()):
-                if p not in scores:
-                    scores[p] = h.score
-                    signals.evidence[p].symbols.append(h.qname)
-        signals.ranks["symbols"] = _ranks(scores)
+        index = self._symbol_index(code, files)
+        scores = index.score(self._query_weights(code, files, terms))
+        ranked = index.top(scores, index.contents_mask(allowed.keys()), cfg.symbol_limit)
+        found: dict[str, float] = {}
+        heads = self._catalog(code, files).heads
+        for part in ranked:
+            symbols = heads.get(part.content_hash, [])
+            if part.index >= len(symbols):
+                continue
+            for p in allowed.get(part.content_hash, ()):
+                if p not in found:
+                    found[p] = part.score
+                    signals.evidence[p].symbols.append(symbols[part.index].qname)
+        signals.ranks["symbols"] = _ranks(found)
 
     def _path_signal(
         self, query: str, files: _TreeFiles, paths: list[str], signals: _Signals
@@ -455,11 +555,11 @@ class FlatRetriever(Retriever):
     def rank(self, ctx: SearchContext, query: str, k: int, *, evidence: bool = True) -> FlatRanking:
         """Rank the tree's files: hits without content, and what ran (for the trace).
 
-        ``evidence=False`` skips looking up the best chunk of hits the chunk signal did not
-        reach (a separate full-text query): callers that only want scores of many files."""
+        ``evidence=False`` leaves out the best chunk of each hit (looking chunk positions up):
+        callers that only want scores of many files."""
         cfg = self.config
         try:
-            code = code_store_for(ctx.store)
+            code = ctx.store.code()
         except Exception as exc:
             raise RetrievalError(f"flat retrieval needs the code index: {exc}") from exc
         started = time.perf_counter()
@@ -498,10 +598,10 @@ class FlatRetriever(Retriever):
         if cfg.chunks and terms:
             self._chunk_signal(code, terms, files, cfg, signals, allowed)
         if cfg.symbols and terms:
-            self._symbol_signal(code, terms, cfg, signals, allowed)
+            self._symbol_signal(code, terms, files, cfg, signals, allowed)
         matches: list[MentionMatch] = []
         if cfg.mentions:
-            resolver = MentionResolver(files.names, files.hash_by_path, code)
+            resolver = MentionResolver(files.names, files.hash_by_path, self._catalog(code, files))
             allowed_paths = set(paths)
             matches = [m for m in resolver.resolve(parsed.mentions) if m.path in allowed_paths]
             for m in matches:
@@ -537,7 +637,7 @@ class FlatRetriever(Retriever):
                 )
             )
         if terms and evidence:
-            self._add_chunk_evidence(code, terms, hits, files)
+            self._add_chunk_evidence(code, terms, hits, files, signals)
         return FlatRanking(
             hits=hits,
             mode="hybrid" if vector_mode else "lexical",
@@ -633,4 +733,16 @@ def flat_mode(retriever: FlatRetriever) -> str:
     return "hybrid" if retriever.embedder is not None and retriever.config.vectors else "lexical"
 
 
-__all__: Sequence[str] = ("FlatConfig", "FlatRetriever", "flat_mode")
+def chunk_statistics(ctx: SearchContext, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+    """The tree's chunk count and how many of its chunks contain each of ``terms`` (0: none):
+    the statistics of chunk BM25 for callers outside flat retrieval (say, picking a file's
+    best chunks for a question), from the index flat keeps in the database's caches."""
+    files = FlatRetriever._tree_files(ctx)
+    code = ctx.store.code()
+    chunks = FlatRetriever._chunk_index(code, files)
+    ids = FlatRetriever._term_ids(code, files, list(terms))
+    dfs = chunks.doc_freqs(np.fromiter((ids[t] for t in terms), np.int64, len(terms)))
+    return chunks.size, dict(zip(terms, dfs.tolist(), strict=True))
+
+
+__all__: Sequence[str] = ("FlatConfig", "FlatRetriever", "chunk_statistics", "flat_mode")

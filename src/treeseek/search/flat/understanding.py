@@ -4,7 +4,8 @@ Two steps. :func:`extract_mentions` reads the query text alone and finds repo pa
 module names, stack-trace frames (``File "x.py", line N, in f``), identifiers (CamelCase,
 snake_case, ``dotted.attr``, ```backticked```, ``call()``) and exception names. Then
 :class:`MentionResolver` matches them EXACTLY against one tree: its paths and its symbol
-catalog (through :class:`~treeseek.store.code_base.CodeStore`). There is no guessing: a bare
+catalog (a :class:`SymbolLookup`: the flat retriever's per-tree catalog, or a code store).
+There is no guessing: a bare
 basename (``query.py``) or a one-part module counts only when it is unique in the tree; a
 path is matched whole or by its longest suffix that exists, never by similarity.
 """
@@ -15,8 +16,9 @@ import re
 from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from treeseek.store.code_base import CodeStore
+from treeseek.store.code_base import SymbolHit
 from treeseek.text.tokens import QUERY_STOPWORDS, code_tokens
 
 # -- extraction ------------------------------------------------------------------------------
@@ -306,10 +308,16 @@ QNAME_WEIGHT = 2.5
 TITLE_FACTOR = 2.0
 
 
+class SymbolLookup(Protocol):
+    """Exact symbol lookups by name or qualified name (a code store, or one tree's catalog)."""
+
+    def symbols_named(self, names: Sequence[str], hashes: Collection[str]) -> list[SymbolHit]: ...
+
+
 class MentionResolver:
     """Matches :class:`QueryMentions` against one tree's paths and symbol catalog."""
 
-    def __init__(self, names: TreeNames, hash_by_path: Mapping[str, str], code: CodeStore):
+    def __init__(self, names: TreeNames, hash_by_path: Mapping[str, str], code: SymbolLookup):
         self._names = names
         self._hash_by_path = hash_by_path
         paths_by_hash: dict[str, list[str]] = defaultdict(list)

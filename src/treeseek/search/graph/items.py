@@ -7,8 +7,8 @@ reference orders them: (lexical rank, test penalty, layer rank C3 > C1 > C2 > C0
 
 C2 items carry the cross-file resolver's answer per edge (``resolution``: ``resolved`` or
 ``partial``, :class:`~treeseek.code.model.Resolution`) and the destination it found
-(``dst_path``, ``dst_symbol_id``), so the tree's code graph is built (and cached, see
-:class:`~treeseek.search.graph.tree_graph.TreeGraphCache`) when that layer is asked for; this
+(``dst_path``, ``dst_symbol_id``), so the tree's code graph is built (and cached per database,
+see :func:`~treeseek.search.graph.tree_graph.cached_tree_graph`) when that layer is asked for; this
 is why the module lives with the graph retrievers rather than under ``search/flat/``.
 """
 
@@ -23,9 +23,7 @@ from treeseek.code.model import symbol_id
 from treeseek.code.resolve import ResolvedTree
 from treeseek.search.base import SearchContext
 from treeseek.search.flat.flat import FlatConfig, FlatRetriever
-from treeseek.search.graph.tree_graph import TreeGraphCache
-from treeseek.search.graph.walk import graph_cache
-from treeseek.store.code_sqlite import code_store_for
+from treeseek.search.graph.tree_graph import cached_tree_graph
 from treeseek.text.tokens import code_tokens, unique_tokens
 
 LAYERS: tuple[str, ...] = (
@@ -67,12 +65,11 @@ def retrieve_items(
     limit: int = DEFAULT_LIMIT,
     config: FlatConfig | None = None,
     files: int = 5,
-    graphs: TreeGraphCache | None = None,
 ) -> list[RetrievalItem]:
     """Items of the requested layers from the best ``files`` files for ``query``.
 
-    ``config`` carries the filters (path prefix, languages, exclude tests). ``graphs``: where
-    the tree's resolved code graph is cached (default: the ``traverse`` strategy's cache).
+    ``config`` carries the filters (path prefix, languages, exclude tests). The tree's
+    resolved code graph is cached in the database's caches (``ctx.caches``).
     """
     unknown = [name for name in layers if name not in LAYER_RANK]
     if unknown:
@@ -80,11 +77,10 @@ def retrieve_items(
 
         raise ConfigError(f"unknown layer(s) {unknown}; choose from {', '.join(LAYERS)}")
     hits = FlatRetriever(config).rank(ctx, query, files).hits
-    code = code_store_for(ctx.store)
+    code = ctx.store.code()
     resolved: ResolvedTree | None = None
     if hits and "C2_DEPENDENCY_GRAPH" in layers:
-        graphs = graphs if graphs is not None else graph_cache()
-        resolved = graphs.get(ctx.store, code, ctx.tree).resolved
+        resolved = cached_tree_graph(ctx.caches, ctx.store, ctx.tree).resolved
     terms = set(unique_tokens([query]))
     exact = {i.lower() for i in code_tokens(query) if "_" in i} | {
         t

@@ -8,7 +8,6 @@ and module names come from the paths, so the rebuilt :class:`FileCodeIndex` obje
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass
 
 from treeseek.code.graph import CodeGraph
@@ -16,8 +15,8 @@ from treeseek.code.languages import language_for_path
 from treeseek.code.model import FileCodeIndex
 from treeseek.code.modules import module_name
 from treeseek.code.resolve import ResolvedTree, resolve_tree
+from treeseek.search.caches import Slot, TreeCaches
 from treeseek.store.base import Store
-from treeseek.store.code_base import CodeStore
 from treeseek.trees.model import TreeInfo
 
 
@@ -28,9 +27,10 @@ class TreeCodeGraph:
     graph: CodeGraph
 
 
-def load_tree_indexes(store: Store, code: CodeStore, tree: str) -> dict[str, FileCodeIndex]:
+def load_tree_indexes(store: Store, tree: str) -> dict[str, FileCodeIndex]:
     """``path -> FileCodeIndex`` (without chunks) of every file of ``tree``; files the code
     index never parsed (empty ones, say) get an empty index, so their paths still count."""
+    code = store.code()
     states = store.file_states(tree)
     hashes = {s.content_hash for s in states.values() if s.content_hash}
     infos = code.code_files(hashes)
@@ -71,46 +71,20 @@ def load_tree_indexes(store: Store, code: CodeStore, tree: str) -> dict[str, Fil
     return out
 
 
-def tree_code_graph(store: Store, code: CodeStore, tree: str) -> TreeCodeGraph:
+def tree_code_graph(store: Store, tree: str) -> TreeCodeGraph:
     """Load, resolve and build the graph of ``tree``."""
-    indexes = load_tree_indexes(store, code, tree)
+    indexes = load_tree_indexes(store, tree)
     resolved = resolve_tree(indexes)
     return TreeCodeGraph(indexes, resolved, CodeGraph.build(indexes, resolved))
 
 
-#: trees whose graph a process keeps (a django graph is ~100 MB in memory)
-GRAPH_CACHE_TREES = 2
+#: trees whose graph a database keeps in its caches (a django graph is ~100 MB in memory).
+#: Building a graph reads every file's symbols and edges and resolves them (seconds on a
+#: django-sized tree), far more than a query's own work, so a retriever that walks the graph
+#: keeps it; re-indexing a tree makes its graph stale (see :mod:`treeseek.search.caches`).
+TREE_GRAPH: Slot[TreeCodeGraph] = Slot("graph.tree_graph", trees=2)
 
 
-class TreeGraphCache:
-    """Built graphs of the last few trees, per process.
-
-    Building a graph reads every file's symbols and edges and resolves them (seconds on a
-    django-sized tree), far more than a query's own work, so a retriever that walks the graph
-    keeps it. The key is the database (its file, else the store object), the tree's name and
-    root, and its last update: re-indexing a tree changes ``updated_at`` and so the key.
-    """
-
-    def __init__(self, size: int = GRAPH_CACHE_TREES) -> None:
-        self.size = max(1, size)
-        self._graphs: OrderedDict[tuple[str, ...], TreeCodeGraph] = OrderedDict()
-        self.builds = 0
-
-    def get(self, store: Store, code: CodeStore, tree: TreeInfo) -> TreeCodeGraph:
-        where = getattr(store, "path", None)  # SQLiteStore's file; other stores by identity
-        key = (
-            str(where) if where is not None else f"id:{id(store)}",
-            tree.name,
-            tree.root,
-            tree.updated_at.isoformat(),
-        )
-        graph = self._graphs.get(key)
-        if graph is not None:
-            self._graphs.move_to_end(key)
-            return graph
-        graph = tree_code_graph(store, code, tree.name)
-        self.builds += 1
-        self._graphs[key] = graph
-        while len(self._graphs) > self.size:
-            self._graphs.popitem(last=False)
-        return graph
+def cached_tree_graph(caches: TreeCaches, store: Store, tree: TreeInfo) -> TreeCodeGraph:
+    """The graph of ``tree`` from ``caches``, built on first use."""
+    return caches.get(TREE_GRAPH, tree, lambda: tree_code_graph(store, tree.name))

@@ -44,11 +44,10 @@ from treeseek.search.base import (
 )
 from treeseek.search.flat.flat import FlatRetriever
 from treeseek.search.graph.traverse import SearchHit, code_graph_policy, traverse
-from treeseek.search.graph.tree_graph import TreeGraphCache
+from treeseek.search.graph.tree_graph import TREE_GRAPH, cached_tree_graph
 from treeseek.search.results import attach_contents
 from treeseek.search.trace import Trace
 from treeseek.search.treeview import TreeView
-from treeseek.store.code_sqlite import code_store_for
 from treeseek.trees.model import node_id_for_path
 
 #: mention kinds whose symbol names an exact place in the code (not a bare common word)
@@ -106,14 +105,6 @@ class WalkedFile:
         )
 
 
-_graphs = TreeGraphCache()
-
-
-def graph_cache() -> TreeGraphCache:
-    """The process-wide graph cache of the ``traverse`` strategy."""
-    return _graphs
-
-
 def seed_symbols(hit: FileHit) -> list[str]:
     """Symbols a flat hit's evidence names exactly: mentioned symbols and stack frames,
     matching symbols, and the best chunk's symbol (qualified names within the file)."""
@@ -159,11 +150,9 @@ class GraphWalkRetriever(Retriever):
         config: WalkConfig | None = None,
         *,
         flat: FlatRetriever | None = None,
-        graphs: TreeGraphCache | None = None,
     ) -> None:
         self.config = config or WalkConfig()
         self.flat = flat or FlatRetriever()
-        self.graphs = graphs if graphs is not None else _graphs
 
     def retrieve(self, ctx: SearchContext, query: str, options: QueryOptions) -> Result:
         cfg = self.config
@@ -173,13 +162,13 @@ class GraphWalkRetriever(Retriever):
         ranking = self.flat.rank(ctx, query, options.k)
         flat_hits = ranking.hits
         t_graph = time.perf_counter()
-        builds = self.graphs.builds
-        loaded = self.graphs.get(ctx.store, code_store_for(ctx.store), ctx.tree)
+        built = ctx.caches.peek(TREE_GRAPH, ctx.tree) is None
+        loaded = cached_tree_graph(ctx.caches, ctx.store, ctx.tree)
         graph = loaded.graph
         params: dict[str, Any] = {
             "flat": ranking.trace_params(),
             "graph_s": round(time.perf_counter() - t_graph, 4),
-            "graph_built": self.graphs.builds > builds,
+            "graph_built": built,
         }
         if not flat_hits or not (graph.symbols or graph.out[EdgeType.IMPORTS.value]):
             note = (

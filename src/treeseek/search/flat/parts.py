@@ -1,0 +1,180 @@
+"""BM25 over one tree's chunks or symbol documents, with that tree's statistics.
+
+The code index stores each content's parts (its chunks; its symbols' documents) as term counts
+(:class:`~treeseek.store.code_base.PartTerms`), shared by every tree holding the content. A
+:class:`PartIndex` puts the parts of one tree's contents into one
+:class:`~treeseek.search.flat.bm25.BM25Postings` with FTS5's IDF, so a part scores what
+SQLite FTS5's ``bm25()`` gave it when the database held only this tree, whatever else the
+database holds. Parts are ordered by content hash, then part index (ties keep that order).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from treeseek.search.flat.bm25 import BM25Postings
+from treeseek.store.code_base import CodeStore, PartLayer, SymbolHit
+
+
+@dataclass(frozen=True, slots=True)
+class RankedPart:
+    """One part of the tree by score: its content, its index within the content, its score."""
+
+    content_hash: str
+    index: int
+    score: float
+
+
+class PartIndex:
+    """BM25 of one layer's parts over the given contents (one tree's).
+
+    ``hashes`` lists the contents with parts, sorted; content ``c``'s parts are documents
+    ``first[c] .. first[c + 1] - 1``. ``missing``: contents asked for that have no part row
+    (no parts, or a layer the database lacks).
+    """
+
+    def __init__(self, code: CodeStore, layer: PartLayer, contents: Collection[str]) -> None:
+        self.layer = layer
+        rows = code.part_terms(layer, contents)
+        self.hashes: list[str] = sorted(rows)
+        self.missing = len(set(contents)) - len(self.hashes)
+        self._position = {h: i for i, h in enumerate(self.hashes)}
+        docs = [rows[h] for h in self.hashes]
+        per_content = np.fromiter((len(d) for d in docs), dtype=np.int64, count=len(docs))
+        self.first: npt.NDArray[np.int64] = np.concatenate(([0], np.cumsum(per_content))).astype(
+            np.int64
+        )
+        #: each document's content (an index into ``hashes``) and part index in the content
+        self.doc_content: npt.NDArray[np.int32] = np.repeat(
+            np.arange(len(docs), dtype=np.int32), per_content
+        )
+        self.doc_part: npt.NDArray[np.int64] = np.arange(int(self.first[-1]), dtype=np.int64) - (
+            np.repeat(self.first[:-1], per_content)
+        )
+
+        def joined(arrays: list[npt.NDArray[np.uint32]]) -> npt.NDArray[np.uint32]:
+            return np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.uint32)
+
+        self.postings = BM25Postings(
+            joined([d.lengths for d in docs]),
+            joined([d.sizes for d in docs]),
+            joined([d.term_ids for d in docs]),
+            joined([d.counts for d in docs]),
+            idf="fts5",
+        )
+
+    @property
+    def size(self) -> int:
+        """How many parts the tree has (the ``N`` of BM25)."""
+        return self.postings.size
+
+    def doc_freqs(self, term_ids: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """How many of the tree's parts contain each term."""
+        return self.postings.doc_freqs(term_ids)
+
+    def score(self, query_term_counts: Mapping[int, int]) -> npt.NDArray[np.float64]:
+        """Every part's BM25 for the query (term id -> weight), in document order."""
+        return self.postings.score(query_term_counts)
+
+    def contents_mask(self, keep: Collection[str]) -> npt.NDArray[np.bool_]:
+        """Per document: whether its content is in ``keep``."""
+        ok = np.fromiter((h in keep for h in self.hashes), dtype=bool, count=len(self.hashes))
+        return ok[self.doc_content]
+
+    def top_docs(
+        self, scores: npt.NDArray[np.float64], mask: npt.NDArray[np.bool_], limit: int
+    ) -> npt.NDArray[np.intp]:
+        """The ``limit`` best-scoring documents among ``mask``, best first (ties in document
+        order)."""
+        hit = np.flatnonzero((scores > 0) & mask)
+        if len(hit) > limit:
+            # the limit-th best score, then every part at least that good (a tie at the cut
+            # keeps document order)
+            cut = np.partition(scores[hit], len(hit) - limit)[len(hit) - limit]
+            hit = hit[scores[hit] >= cut]
+        ordered: npt.NDArray[np.intp] = hit[np.argsort(-scores[hit], kind="stable")][:limit]
+        return ordered
+
+    def top(
+        self, scores: npt.NDArray[np.float64], mask: npt.NDArray[np.bool_], limit: int
+    ) -> list[RankedPart]:
+        """:meth:`top_docs` as ranked parts."""
+        return [self.ranked(int(d), scores) for d in self.top_docs(scores, mask, limit)]
+
+    def best_two(
+        self, scores: npt.NDArray[np.float64], mask: npt.NDArray[np.bool_], limit: int
+    ) -> tuple[list[RankedPart], list[float]]:
+        """Among the ``limit`` best documents of ``mask``: each content's best part (contents
+        in the order of their best part) and the score of its second best (0 without one)."""
+        order = self.top_docs(scores, mask, limit)
+        content = self.doc_content[order]
+        _, first = np.unique(content, return_index=True)
+        first.sort()  # contents in the order of their best part
+        rest = np.ones(len(order), dtype=bool)
+        rest[first] = False
+        later = np.flatnonzero(rest)
+        second = np.zeros(len(self.hashes), dtype=np.float64)
+        seconds, at = np.unique(content[later], return_index=True)
+        second[seconds] = scores[order[later[at]]]
+        best = [self.ranked(int(d), scores) for d in order[first]]
+        return best, second[content[first]].tolist()
+
+    def best_of(
+        self, scores: npt.NDArray[np.float64], contents: Collection[str]
+    ) -> dict[str, RankedPart]:
+        """The best-scoring part of each of ``contents`` (contents where nothing scores are
+        absent; a tie goes to the first part)."""
+        out: dict[str, RankedPart] = {}
+        for h in contents:
+            c = self._position.get(h)
+            if c is None:
+                continue
+            lo, hi = int(self.first[c]), int(self.first[c + 1])
+            if hi <= lo:
+                continue
+            d = lo + int(np.argmax(scores[lo:hi]))
+            if scores[d] > 0:
+                out[h] = self.ranked(d, scores)
+        return out
+
+    def ranked(self, doc: int, scores: npt.NDArray[np.float64]) -> RankedPart:
+        """Document ``doc`` as a ranked part."""
+        return RankedPart(
+            self.hashes[int(self.doc_content[doc])], int(self.doc_part[doc]), float(scores[doc])
+        )
+
+
+class SymbolCatalog:
+    """One tree's symbols by name and by qualified name, read once (``symbol_heads``): exact
+    symbol lookups for query understanding in memory, whatever else the database holds
+    (the store's ``symbols_named`` reads every tree's symbols of a name, then filters)."""
+
+    def __init__(self, heads: Mapping[str, list[SymbolHit]]) -> None:
+        self.heads = heads
+        #: name / qualified name -> (position in the catalog, symbol)
+        self._names: dict[str, list[tuple[int, SymbolHit]]] = {}
+        position = 0
+        for digest in sorted(heads):
+            for hit in heads[digest]:
+                self._names.setdefault(hit.name, []).append((position, hit))
+                if hit.qname != hit.name:
+                    self._names.setdefault(hit.qname, []).append((position, hit))
+                position += 1
+
+    def symbols_named(self, names: Sequence[str], hashes: Collection[str]) -> list[SymbolHit]:
+        """Symbols whose name or qualified name is one of ``names`` (each symbol once), of
+        contents in ``hashes``, by content hash and symbol order."""
+        keep = hashes if isinstance(hashes, (set, frozenset)) else set(hashes)
+        found: dict[int, SymbolHit] = {}
+        for n in dict.fromkeys(names):
+            for position, hit in self._names.get(n, ()):
+                if hit.content_hash in keep:
+                    found[position] = hit
+        return [found[p] for p in sorted(found)]
+
+
+__all__ = ("PartIndex", "RankedPart", "SymbolCatalog")
