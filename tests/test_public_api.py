@@ -73,7 +73,8 @@ def test_the_cli_queries_through_database_query(
         return original(self, tree, question, **kw)
 
     monkeypatch.setattr(treeseek.Database, "query", spy)
-    result = runner.invoke(app, ["query", "repo", "node ids from paths", "-k", "3", *db])
+    # the cost footer is printed when an LLM was called, or with --stats (issue 10)
+    result = runner.invoke(app, ["query", "repo", "node ids from paths", "-k", "3", "--stats", *db])
     assert result.exit_code == 0, result.output
     assert "pkg/ids.py" in result.stdout
     [call] = calls

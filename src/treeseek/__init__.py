@@ -14,6 +14,7 @@ Everything here is in ``__all__`` (a test keeps the two in step).
 
 from treeseek.database import Database, open
 from treeseek.errors import (
+    AmbiguousSymbol,
     BuildError,
     ConfigError,
     DeadlineExceeded,
@@ -32,6 +33,7 @@ from treeseek.search.base import FileHit, QueryOptions, Result
 from treeseek.trees.model import ContentStatus, Node, NodeType, TreeInfo, TreeSource
 
 __all__ = [
+    "AmbiguousSymbol",
     "BuildError",
     "ChangedFile",
     "ConfigError",

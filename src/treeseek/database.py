@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from treeseek._closing import Closing
 from treeseek.config import resolve_db_path
@@ -35,8 +35,9 @@ from treeseek.trees.model import ROOT_PATH, Node, TreeInfo
 from treeseek.trees.source import TreeBuilder
 
 if TYPE_CHECKING:
+    from treeseek.context import Context, Level, Outline, ResolvedSymbol, Span
     from treeseek.llm.base import Navigator
-    from treeseek.search.base import Result
+    from treeseek.search.base import FileHit, Result
 
 NodeRef = str | Node
 #: the shape of :func:`~treeseek.trees.model.node_id_for_path` ids
@@ -235,15 +236,63 @@ class Database(Closing):
         return None if data is None else data.decode("utf-8", "replace")
 
     # -- querying ------------------------------------------------------------------------
+    @overload
     def query(
-        self, tree: str, question: str, *, navigator: Navigator | None = None, **options: Any
-    ) -> Result:
+        self,
+        tree: str,
+        question: str,
+        *,
+        navigator: Navigator | None = None,
+        budget: None = None,
+        disclose: None = None,
+        **options: Any,
+    ) -> Result: ...
+
+    @overload
+    def query(
+        self,
+        tree: str,
+        question: str,
+        *,
+        navigator: Navigator | None = None,
+        budget: int,
+        disclose: str | Level | None = None,
+        **options: Any,
+    ) -> Context: ...
+
+    @overload
+    def query(
+        self,
+        tree: str,
+        question: str,
+        *,
+        navigator: Navigator | None = None,
+        budget: int | None = None,
+        disclose: str | Level,
+        **options: Any,
+    ) -> Context: ...
+
+    def query(
+        self,
+        tree: str,
+        question: str,
+        *,
+        navigator: Navigator | None = None,
+        budget: int | None = None,
+        disclose: str | Level | None = None,
+        **options: Any,
+    ) -> Result | Context:
         """Answer ``question`` from tree ``tree``: the files that answer it, best first.
 
         ``options`` are the fields of :class:`treeseek.search.base.QueryOptions` (``strategy``,
         ``k``, ...); ``navigator`` defaults to the configured one (no LLM: lexical). With no
         ``strategy`` (or ``None``): ``flat`` without an LLM, ``auto`` with one. The CLI's
         ``treeseek query`` calls this method.
+
+        With ``budget`` (tokens) or ``disclose`` (``paths | outline | spans | full``; default
+        ``spans``) the answer is a :class:`~treeseek.context.Context` instead: the ranked
+        files' evidence turned into line spans (or outlines, paths, whole files) that never
+        exceed the budget (default :data:`~treeseek.context.DEFAULT_BUDGET`).
         """
         from treeseek.llm.select import navigator_from_spec
         from treeseek.search.base import QueryOptions
@@ -261,7 +310,10 @@ class Database(Closing):
         # no strategy (or None): flat with no LLM, LLM tree search (auto) with one
         if options.get("strategy") is None:
             options["strategy"] = default_strategy(navigator)
-        return run_query(
+        budgeted = budget is not None or disclose is not None
+        if budgeted:
+            options.setdefault("include_content", False)  # spans read the lines themselves
+        result = run_query(
             self.store,
             self.tree(tree),
             question,
@@ -269,6 +321,95 @@ class Database(Closing):
             navigator,
             caches=self.caches,
         )
+        if not budgeted:
+            return result
+        return self.disclose(tree, result, disclose or "spans", budget=budget, query=question)
+
+    # -- context -------------------------------------------------------------------------
+    def _source(self, tree: str) -> Any:
+        from treeseek.context import TreeSource
+
+        self.tree(tree)  # TreeNotFound early
+        return TreeSource(self.store, tree)
+
+    def disclose(
+        self,
+        tree: str,
+        hits: Result | Sequence[FileHit],
+        level: str | Level = "spans",
+        *,
+        budget: int | None = None,
+        query: str = "",
+    ) -> Context:
+        """Ranked files (a query's :class:`Result` or its ``files``) at a disclosure level:
+        ``paths`` (scores and why), ``outline`` (each file's symbols), ``spans`` (selected
+        line ranges with their text) or ``full`` (whole files), within ``budget`` tokens."""
+        from treeseek.context import DEFAULT_BUDGET
+        from treeseek.context import disclose as _disclose
+        from treeseek.search.base import Result
+
+        result = hits if isinstance(hits, Result) else None
+        files: list[FileHit] = list(hits.files if isinstance(hits, Result) else hits)
+        ctx = _disclose(
+            self._source(tree),
+            files,
+            query=query,
+            level=level,
+            budget=DEFAULT_BUDGET if budget is None else budget,
+            terms=result.trace.params.get("terms") if result is not None else None,
+        )
+        if result is not None:
+            from dataclasses import asdict
+
+            ctx.strategy = result.strategy
+            ctx.navigator = result.navigator
+            ctx.usage = asdict(result.usage)
+            ctx.cost_usd = result.cost_usd
+        return ctx
+
+    def select(
+        self, tree: str, hits: Result | Sequence[FileHit], budget: int, *, query: str = ""
+    ) -> Context:
+        """The line spans of ranked files that answer ``query`` within ``budget`` tokens
+        (:func:`treeseek.context.select.select`): ``disclose(..., "spans")``."""
+        return self.disclose(tree, hits, "spans", budget=budget, query=query)
+
+    def outline(self, tree: str, path: str = "") -> Outline:
+        """The symbols of a file, or of every file under a directory, with signatures, line
+        spans and first docstring lines."""
+        from treeseek.context import outline as _outline
+
+        return _outline(self._source(tree), normalize_query_path(path))
+
+    def expand(
+        self, tree: str, item: str, *, margin: int = 0, budget: int | None = None
+    ) -> Context:
+        """One item without searching again: a symbol (``path::Qual.name`` or a unique short
+        name), a line range (``path:A-B``) or a file, ``margin`` lines more each side, cut to
+        ``budget`` tokens when given."""
+        from treeseek.context import expand as _expand
+
+        return _expand(self._source(tree), item, margin=margin, budget=budget)
+
+    def lines(self, tree: str, path: str, start: int | None = None, end: int | None = None) -> Span:
+        """Lines ``start..end`` (1-based, inclusive; ``end=None``: to the end of the file) of a
+        file as a span; a range outside the file raises PathError."""
+        from treeseek.context import line_span
+
+        source = self._source(tree)
+        node = self.node(tree, path)
+        if node.is_dir:
+            raise NodeNotFound(f"{node.path or '.'} is a directory, not a file")
+        if start is None and end is not None:
+            start = 1
+        return line_span(source, node.path, start, end)
+
+    def resolve_symbol(self, tree: str, name: str) -> ResolvedSymbol:
+        """The one symbol a name path (or a unique short name) names; raises
+        :class:`~treeseek.errors.AmbiguousSymbol` with the candidates when several match."""
+        from treeseek.context import resolve_symbol as _resolve
+
+        return _resolve(self._source(tree), name)
 
 
 def _default_name(source: str | Path | TreeBuilder | None, paths_from: str | Path | None) -> str:

@@ -9,6 +9,7 @@ one type. Each message says what went wrong and, where there is one, what to do 
     │   ├── SchemaError             the schema is newer than this treeseek, or a migration failed
     │   └── TreeNotFound            no tree by that name
     ├── NodeNotFound                no node with that id / path in the tree
+    │   └── AmbiguousSymbol         a short symbol name matches several symbols (.candidates)
     ├── BuildError                  a tree could not be built (source missing, not a directory ...)
     ├── PathError                   a path escapes the tree root or cannot be resolved
     ├── LLMError                    the LLM provider failed after retries
@@ -46,6 +47,17 @@ class TreeNotFound(StoreError):
 
 class NodeNotFound(TreeseekError):
     """No node with the given id or path exists in the tree."""
+
+
+class AmbiguousSymbol(NodeNotFound):
+    """A symbol name (or a path suffix of a name path) matches several symbols: never a
+    guess; ``candidates`` lists their full name paths (``path::Qual.name``)."""
+
+    def __init__(self, name: str, candidates: list[str], what: str = "symbols") -> None:
+        shown = ", ".join(candidates[:10]) + (" ..." if len(candidates) > 10 else "")
+        super().__init__(f"{name!r} matches {len(candidates)} {what}: {shown}; give one of these")
+        self.name = name
+        self.candidates = list(candidates)
 
 
 class BuildError(TreeseekError):

@@ -110,6 +110,14 @@ def run_command(
     k: Annotated[
         int, typer.Option("-k", help="Files returned per query (scored: at most 10).")
     ] = 10,
+    budget: Annotated[
+        list[int] | None,
+        typer.Option(
+            help="Also answer as line spans within this many tokens (repeat, e.g. --budget 2000"
+            " --budget 8000): line recall, file cover, symbol Acc@k, and the whole-file"
+            " baseline on the same instances (needs gold_spans / gold_symbols)."
+        ),
+    ] = None,
     limit: Annotated[int | None, typer.Option(help="Only the first N selected instances.")] = None,
     sample: Annotated[int | None, typer.Option(help="A random sample of N instances.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of --sample.")] = 0,
@@ -166,6 +174,7 @@ def run_command(
         ranker=ranker_name,
         hints=hints,
         top_layer_tokens=top_layer_tokens,
+        budgets=_budgets(budget),
         k=k,
         tiers=tuple(tier or ()),
         sample=sample,
@@ -222,11 +231,42 @@ def run_command(
         )
     )
     out_console.print(table)
+    if outcome.summary.context:
+        out_console.print(_context_table(outcome.summary.context))
     console.print(
         f"answered {outcome.ran} (skipped {outcome.skipped} already done) in"
         f" {outcome.seconds:.1f} s (indexing {outcome.index_seconds:.1f} s);"
         f" report: {out_dir / 'report.md'}"
     )
+
+
+def _budgets(values: list[int] | None) -> tuple[int, ...]:
+    budgets = tuple(sorted(set(values or ())))
+    if any(b < 1 for b in budgets):
+        raise ConfigError("--budget is a positive number of tokens")
+    return budgets
+
+
+def _context_table(context: dict[str, dict[str, object]]) -> Table:
+    from treeseek.eval.report import CONTEXT_COLUMNS
+
+    table = Table(title="budgeted context (line level) beside whole files until the budget")
+    table.add_column("budget", justify="right")
+    table.add_column("n", justify="right")
+    for _, title in CONTEXT_COLUMNS:
+        table.add_column(title, justify="right")
+    for budget, group in context.items():
+        cells = [budget, str(group.get("n", ""))]
+        for key, _ in CONTEXT_COLUMNS:
+            value = group.get(key)
+            if not isinstance(value, (int, float)):
+                cells.append("–")
+            elif "tokens" in key:
+                cells.append(f"{value:,.0f}")
+            else:
+                cells.append(f"{value:.3f}")
+        table.add_row(*cells)
+    return table
 
 
 def _progress(quiet: bool) -> Progress:

@@ -6,6 +6,11 @@
 
 ``--json`` prints one object: ``files`` (best first, each with ``path``, ``node_id`` and
 ``content``), ``trace``, ``usage``, ``cost_usd``, ``strategy`` and ``navigator``.
+
+With ``--budget N`` (tokens) or ``--disclose paths|outline|spans|full`` the answer is a
+budgeted context instead (``treeseek.context``): line spans with ``path:start-end`` headers and
+numbered lines, or the JSON of docs/context.md with ``--json``. The cost footer is printed when
+an LLM was called, or with ``--stats``.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from treeseek.cli.common import (
     usage_error,
 )
 from treeseek.cli.common import err_console as console
+from treeseek.context.model import Context
 from treeseek.errors import ConfigError
 from treeseek.llm.base import Usage
 from treeseek.search.base import MAX_QUESTION_CHARS, Result
@@ -99,7 +105,18 @@ def print_trace(result: Result) -> None:
         console.print(f"  {display_markup(event)}")
 
 
-def print_files(result: Result, show_content: bool) -> None:
+def print_footer(result: Result, stats: bool) -> None:
+    """The strategy / usage / cost line (stderr), when an LLM was called or asked for."""
+    if not stats and result.usage.calls == 0:
+        return
+    cost = f" · ${result.cost_usd:.4f}" if result.cost_usd is not None else ""
+    console.print(
+        f"[dim]{display_markup(result.strategy)} via {display_markup(result.navigator)}"
+        f" · {_usage_text(result.usage)}{cost}[/dim]"
+    )
+
+
+def print_files(result: Result, show_content: bool, stats: bool = False) -> None:
     if not result.files:
         out_console.print("no files found")
     for rank, hit in enumerate(result.files, 1):
@@ -109,13 +126,12 @@ def print_files(result: Result, show_content: bool) -> None:
         out_console.print(f"{rank:>2}. {display_path(hit.path)}{display_markup(note)}")
         if show_content and hit.content is not None:
             out_console.print(
-                display_text(hit.content, keep_newlines=True), highlight=False, markup=False
+                display_text(hit.content, keep_newlines=True),
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
             )
-    cost = f" · ${result.cost_usd:.4f}" if result.cost_usd is not None else ""
-    console.print(
-        f"[dim]{display_markup(result.strategy)} via {display_markup(result.navigator)}"
-        f" · {_usage_text(result.usage)}{cost}[/dim]"
-    )
+    print_footer(result, stats)
 
 
 def read_question(question: str | None, question_file: Path | None) -> str:
@@ -224,6 +240,24 @@ def query_command(
             show_default=False,
         ),
     ] = None,
+    budget: Annotated[
+        int | None,
+        typer.Option(
+            help="Answer with line spans that fit this many tokens (cl100k), best first.",
+            show_default=False,
+        ),
+    ] = None,
+    disclose: Annotated[
+        str | None,
+        typer.Option(
+            help="What a budgeted answer shows: paths, outline, spans (default) or full "
+            "(whole files until the budget is spent). Implies --budget 8000 when not given.",
+            show_default=False,
+        ),
+    ] = None,
+    stats: Annotated[
+        bool, typer.Option("--stats", help="Print the strategy, usage and cost footer.")
+    ] = False,
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
@@ -232,6 +266,7 @@ def query_command(
 
     text = read_question(question, question_file)
     navigator = navigator_from_spec(llm)
+    budgeted = budget is not None or disclose is not None
     with open_database(db) as database:  # the Python API's query: same defaults, same checks
         result = database.query(
             tree,
@@ -248,7 +283,10 @@ def query_command(
             cache=not no_cache,
             deadline_s=deadline,
             llm_timeout_s=timeout,
+            include_content=not budgeted,  # spans read the lines themselves
         )
+        if budgeted:
+            answer = database.disclose(tree, result, disclose or "spans", budget=budget, query=text)
     if trace:
         print_trace(result)
     if result.trace.stop_reason == DEADLINE_STOP:
@@ -256,7 +294,25 @@ def query_command(
             f"[yellow]warning:[/yellow] the query stopped at its deadline with "
             f"{len(result.files)} file(s) from the rounds that finished (--deadline)"
         )
-    if as_json:
+    if budgeted:
+        print_context(answer, as_json)
+        print_footer(result, stats)
+    elif as_json:
         print_json({"tree": tree, "query": text, **result.to_dict()})
     else:
-        print_files(result, content)
+        print_files(result, content, stats)
+
+
+def print_context(answer: Context, as_json: bool) -> None:
+    """A budgeted answer: its JSON, or its text on stdout and the budget line on stderr."""
+    from treeseek.context.render import budget_line, render_context
+
+    if as_json:
+        print_json(answer.to_dict())
+        return
+    text = render_context(answer)
+    if text:
+        typer.echo(text)  # plain: never wrapped, whatever the terminal
+    else:
+        out_console.print("nothing fits the budget" if answer.files else "no files found")
+    console.print(f"[dim]{display_markup(budget_line(answer))}[/dim]")

@@ -6,6 +6,7 @@ git ls-files | treeseek index --paths-from - --name listing
 treeseek trees
 treeseek show django --depth 2
 treeseek cat django django/db/models/query.py
+treeseek cat django django/db/models/query.py:40-90    # numbered lines 40..90
 treeseek rm django
 """
 
@@ -295,12 +296,22 @@ def _summary(info: TreeInfo) -> str:
 @app.command("cat")
 def cat_command(
     tree: Annotated[str, typer.Argument(help="Tree name (see `treeseek trees`).")],
-    path: Annotated[str, typer.Argument(help="Repo-relative path (or node id) of a file.")],
+    path: Annotated[
+        str,
+        typer.Argument(
+            help="Repo-relative path (or node id) of a file; PATH:START-END prints those lines"
+            " (1-based, inclusive) numbered."
+        ),
+    ],
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Print a file's stored content (from the database, not from disk)."""
+    from treeseek.cli.context_commands import cat_lines
+
     with open_database(db) as database:
+        if cat_lines(database, tree, path, as_json):
+            return
         node = database.node(tree, path)
         if node.is_dir:
             raise NodeNotFound(

@@ -47,9 +47,27 @@ def window_spans(start: int, end: int) -> list[tuple[int, int]]:
 
 def build_chunks(lines: Sequence[str], symbols: Sequence[Symbol]) -> tuple[Chunk, ...]:
     """Chunks of a file given as ``lines`` (no line ends) and its symbols."""
+    return tuple(
+        Chunk(
+            index=i,
+            type=type_,
+            start_line=s,
+            end_line=e,
+            text=_text(lines, s, e),
+            symbol=qname,
+        )
+        for i, (s, e, type_, qname) in enumerate(chunk_layout(lines, symbols))
+    )
+
+
+def chunk_layout(
+    lines: Sequence[str], symbols: Sequence[Symbol]
+) -> list[tuple[int, int, ChunkType, str | None]]:
+    """Where :func:`build_chunks` cuts: ``(start_line, end_line, type, symbol)`` per chunk,
+    in chunk order, without building the texts."""
     n = len(lines)
     if n == 0:
-        return ()
+        return []
     blocks = _symbol_blocks(lines, symbols, n)
     covered = bytearray(n + 2)
     pieces: list[tuple[int, int, ChunkType, str | None]] = []
@@ -65,17 +83,7 @@ def build_chunks(lines: Sequence[str], symbols: Sequence[Symbol]) -> tuple[Chunk
         for s, e in window_spans(start, end):
             pieces.append((s, e, ChunkType.WINDOW, None))
     pieces.sort(key=lambda p: (p[0], p[1]))
-    return tuple(
-        Chunk(
-            index=i,
-            type=type_,
-            start_line=s,
-            end_line=e,
-            text=_text(lines, s, e),
-            symbol=qname,
-        )
-        for i, (s, e, type_, qname) in enumerate(pieces)
-    )
+    return pieces
 
 
 def _text(lines: Sequence[str], start: int, end: int) -> str:

@@ -43,6 +43,9 @@ class RunSettings:
     limit: int | None = None
     hints: int = 0  # tree search: flat retrieval's top-N files as hints (QueryOptions.hints)
     top_layer_tokens: int = 0  # Block turn 0 widened to this token budget (QueryOptions)
+    #: token budgets at which each answer is also selected as line spans (and as whole files,
+    #: the baseline) and scored at line and symbol level; () = file level only
+    budgets: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.strategy:
@@ -52,7 +55,8 @@ class RunSettings:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["tiers"] = list(self.tiers)
-        for later in ("hints", "top_layer_tokens"):
+        data["budgets"] = list(self.budgets)
+        for later in ("hints", "top_layer_tokens", "budgets"):
             if not data[later]:
                 del data[later]  # runs recorded before the option existed still resume
         return data
@@ -81,6 +85,36 @@ class Answer:
     wall_s: float = 0.0
     error: str | None = None
     trace: dict[str, Any] = field(default_factory=dict)
+    #: per budget: the selected spans (without text), ranked symbols and the whole-file
+    #: baseline's spans (see :func:`budgeted_contexts`)
+    contexts: list[dict[str, Any]] = field(default_factory=list)
+
+
+def budgeted_contexts(
+    db: Database, tree: str, query: str, result: Result, budgets: tuple[int, ...]
+) -> list[dict[str, Any]]:
+    """The answer as budgeted context at each budget, and the whole-file baseline, without
+    texts (what a record keeps; scored by the runner, which holds the gold)."""
+    from treeseek.context import TreeSource, plan, select, whole_files
+
+    source = TreeSource(db.store, tree)
+    chosen = plan(source, result.files, query, terms=result.trace.params.get("terms"))
+    out: list[dict[str, Any]] = []
+    for budget in budgets:
+        selection = select(chosen, budget)
+        baseline = whole_files(source, result.files, budget)
+        out.append(
+            {
+                "budget": selection.budget.to_dict(),
+                "context": [s.to_dict(text=False) for s in selection.spans],
+                "symbols": selection.symbols,
+                "baseline": {
+                    "budget": baseline.budget.to_dict(),
+                    "context": [s.to_dict(text=False) for s in baseline.spans],
+                },
+            }
+        )
+    return out
 
 
 class Answerer:
@@ -91,6 +125,7 @@ class Answerer:
         #: connections to per-commit database files, most recently used last
         self._files: OrderedDict[str, Database] = OrderedDict()
         self.navigator = navigator
+        self.budgets = settings.budgets
         self.options = QueryOptions(
             strategy=settings.strategy,
             k=settings.k,
@@ -111,6 +146,11 @@ class Answerer:
                 self.options,
                 self.navigator,
                 caches=db.caches,
+            )
+            contexts = (
+                budgeted_contexts(db, job.tree, job.query, result, self.budgets)
+                if self.budgets
+                else []
             )
         except Exception as exc:  # an error is a scored miss, never a dropped query
             return Answer(
@@ -133,6 +173,7 @@ class Answerer:
             ),
             wall_s=time.perf_counter() - started,
             trace=_trace_summary(result),
+            contexts=contexts,
         )
 
     def _database(self, db_path: str) -> Database:

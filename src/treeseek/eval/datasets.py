@@ -33,6 +33,10 @@ class Instance:
     gold_files: tuple[str, ...]
     tier: str = "none"
     gold_files_added: tuple[str, ...] = ()
+    #: line-level gold: (path, ((start, end), ...)) of the base-commit lines the fix changed
+    gold_spans: tuple[tuple[str, tuple[tuple[int, int], ...]], ...] = ()
+    #: function-level gold: "path::Qual.name" of the defs/classes enclosing those lines
+    gold_symbols: tuple[str, ...] = ()
 
     @property
     def commit_key(self) -> tuple[str, str]:
@@ -70,6 +74,25 @@ def _strings(value: dict[str, Any], key: str, where: str, required: bool) -> tup
     return tuple(items)
 
 
+def _spans(
+    value: dict[str, Any], where: str
+) -> tuple[tuple[str, tuple[tuple[int, int], ...]], ...]:
+    """``gold_spans``: ``{path: [[start, end], ...]}`` (optional)."""
+    raw = value.get("gold_spans", {})
+    if not isinstance(raw, dict):
+        raise DatasetError(f"{where}: 'gold_spans' must map paths to [[start, end], ...]")
+    out: list[tuple[str, tuple[tuple[int, int], ...]]] = []
+    for path, ranges in sorted(raw.items()):
+        try:
+            spans = tuple((int(s), int(e)) for s, e in ranges)
+        except (TypeError, ValueError) as exc:
+            raise DatasetError(f"{where}: 'gold_spans' of {path!r}: {exc}") from exc
+        if any(s < 1 or e < s for s, e in spans):
+            raise DatasetError(f"{where}: 'gold_spans' of {path!r}: bad range in {ranges}")
+        out.append((str(path), spans))
+    return tuple(out)
+
+
 def load_instances(path: Path) -> list[Instance]:
     """Read a JSONL of ``{instance_id, repo, base_commit, query, gold_files, tier?}``."""
     instances: list[Instance] = []
@@ -90,6 +113,8 @@ def load_instances(path: Path) -> list[Instance]:
             gold_files=gold,
             tier=tier,
             gold_files_added=_strings(value, "gold_files_added", where, required=False),
+            gold_spans=_spans(value, where),
+            gold_symbols=_strings(value, "gold_symbols", where, required=False),
         )
         if instance.instance_id in seen:
             raise DatasetError(f"{where}: instance id {instance.instance_id!r} repeated")

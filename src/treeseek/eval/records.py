@@ -40,6 +40,10 @@ class QueryRecord:
     error: str | None = None
     #: a small summary of the trace: rounds, rankers used, notable events
     trace: dict[str, Any] = field(default_factory=dict)
+    #: ``--budget`` runs: per budget, ``budget`` {limit, used, tokenizer}, ``context`` (spans
+    #: without text), ``symbols`` (ranked name paths), ``scores``, and ``baseline`` (the whole
+    #: files until the budget is spent: ``budget``, ``context``, ``scores``)
+    contexts: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def n_gold(self) -> int:

@@ -104,7 +104,46 @@ def render_report(summary: Mapping[str, Any]) -> str:
         _section("By gold-file count", summary["by_gold_count"], "gold files"),
         _section("By repository", summary["by_repo"], "repo"),
     ]
+    if summary.get("context"):
+        parts.insert(4, context_section(summary["context"]))
     return "\n".join(parts)
+
+
+#: (summary key, column title) of the budgeted-context table
+CONTEXT_COLUMNS = (
+    ("line_recall", "line recall"),
+    ("tokens_used", "tokens used"),
+    ("file_cover", "file cover"),
+    ("symbol_acc_at_1", "sym Acc@1"),
+    ("symbol_acc_at_5", "sym Acc@5"),
+    ("symbol_acc_at_10", "sym Acc@10"),
+    ("baseline_line_recall", "whole files: line recall"),
+    ("baseline_tokens_used", "whole files: tokens"),
+    ("baseline_file_cover", "whole files: file cover"),
+)
+
+
+def context_section(context: Mapping[str, Mapping[str, Any]]) -> str:
+    """Line recall, file cover and symbol accuracy per budget, beside the whole-file
+    baseline (the top files, whole, until the budget is spent) on the same instances."""
+    head = ["budget", "n", *(t for _, t in CONTEXT_COLUMNS), "n (symbols)"]
+    lines = [
+        "| " + " | ".join(head) + " |",
+        "| " + " | ".join(["---:"] * len(head)) + " |",
+    ]
+    for budget, group in context.items():
+        cells = [f"{int(budget):,}", str(group.get("n", ""))]
+        for key, _ in CONTEXT_COLUMNS:
+            value = group.get(key)
+            if value is None:
+                cells.append("–")
+            elif "tokens" in key:
+                cells.append(f"{value:,.0f}")
+            else:
+                cells.append(f"{value:.3f}")
+        cells.append(str(group.get("n_symbols", "")))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "## Budgeted context (line level)\n\n" + "\n".join(lines) + "\n"
 
 
 def write_report(summary: Mapping[str, Any], out_dir: Path) -> Path:

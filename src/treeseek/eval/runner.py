@@ -123,7 +123,32 @@ def _record(instance: Instance, answer: Answer) -> QueryRecord:
         wall_s=answer.wall_s,
         error=answer.error,
         trace=answer.trace,
+        contexts=score_contexts(instance, answer.contexts),
     )
+
+
+def score_contexts(instance: Instance, contexts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each budgeted answer (and its baseline) with its line/symbol scores added."""
+    from treeseek.eval.context_metrics import score_context
+
+    out: list[dict[str, Any]] = []
+    for c in contexts:
+        scored = dict(c)
+        scored["scores"] = score_context(
+            c["context"],
+            c.get("symbols", []),
+            c["budget"]["used"],
+            instance.gold_spans,
+            instance.gold_symbols,
+        )
+        if c.get("baseline"):
+            base = dict(c["baseline"])
+            base["scores"] = score_context(
+                base["context"], [], base["budget"]["used"], instance.gold_spans, ()
+            )
+            scored["baseline"] = base
+        out.append(scored)
+    return out
 
 
 Universe = PathUniverse | ContentsUniverse

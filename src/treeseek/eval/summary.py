@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from treeseek.eval.context_metrics import summarize_contexts
 from treeseek.eval.datasets import DatasetError
 from treeseek.eval.metrics import METRICS, Aggregate, gold_count_bucket, group_means, mean_scores
 from treeseek.eval.records import QueryRecord
@@ -83,8 +84,11 @@ class Summary:
     by_repo: dict[str, Group]
     by_gold_count: dict[str, Group]
     totals: dict[str, float] = field(default_factory=dict)
+    #: ``--budget`` runs: context metric means per budget (see eval.context_metrics)
+    context: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        extra = {"context": self.context} if self.context else {}
         return {
             "run": self.run,
             "metrics": list(METRICS),
@@ -93,6 +97,7 @@ class Summary:
             "by_repo": {k: v.to_dict() for k, v in self.by_repo.items()},
             "by_gold_count": {k: v.to_dict() for k, v in self.by_gold_count.items()},
             "totals": self.totals,
+            **extra,
         }
 
 
@@ -109,6 +114,7 @@ def summarize(records: Sequence[QueryRecord], run: dict[str, Any]) -> Summary:
         by_repo=_groups(records, lambda r: r.repo),
         by_gold_count=_groups(records, lambda r: gold_count_bucket(r.n_gold)),
         totals=totals,
+        context=summarize_contexts([r.contexts for r in records if r.contexts]),
     )
 
 

@@ -1,0 +1,17 @@
+"""The lower layers this package reads, imported in one place (modules move; this follows)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from treeseek.store.code_base import CodeStore
+from treeseek.text.tokens import QUERY_STOPWORDS, code_tokens
+
+
+def code_store(store: Any) -> CodeStore:
+    """The code-layer store of ``store``'s database."""
+    found: CodeStore = store.code()
+    return found
+
+
+__all__ = ["QUERY_STOPWORDS", "CodeStore", "code_store", "code_tokens"]

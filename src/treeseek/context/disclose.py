@@ -1,0 +1,261 @@
+"""Progressive disclosure of ranked files, and follow-up expansion of one item.
+
+:func:`disclose` turns ranked files (a query's hits) into a :class:`Context` at one level:
+
+- ``paths``: the ranked files with their scores and the signals that ranked them;
+- ``outline``: each ranked file's outline, best file first, while the outlines fit the budget;
+- ``spans``: :func:`treeseek.context.select.select`: line spans within the budget;
+- ``full``: whole files, best first, until the budget is spent (the last one cut).
+
+:func:`expand` shows one item without searching again: a symbol by name path (its whole body),
+a line range ``path:A-B`` (with ``margin`` lines either side) or a whole file, optionally cut
+to a budget around its start.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from treeseek.code.model import symbol_id
+from treeseek.context.model import Budget, Context, Level, RankedFile, Span
+from treeseek.context.names import check_range, parse_range, resolve_file, resolve_symbol
+from treeseek.context.outline import outline_file
+from treeseek.context.select import Selection, evidence_dict, plan, select, whole_files
+from treeseek.context.source import TreeSource
+from treeseek.errors import AmbiguousSymbol, ConfigError, NodeNotFound
+from treeseek.llm.tokens import TokenCounter, default_counter
+
+_SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,5}$")
+
+#: the budget of a budgeted answer when none is given
+DEFAULT_BUDGET = 8000
+
+
+def level_of(value: str | Level) -> Level:
+    try:
+        return Level(value)
+    except ValueError:
+        known = ", ".join(lv.value for lv in Level)
+        raise ConfigError(f"unknown disclosure level {value!r}; one of {known}") from None
+
+
+def check_budget(budget: int) -> int:
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        raise ConfigError(f"a budget is a positive number of tokens, not {budget!r}")
+    return budget
+
+
+def _ranked(hits: Sequence[Any], spans: Sequence[Span] = ()) -> list[RankedFile]:
+    count: dict[str, int] = {}
+    for s in spans:
+        count[s.path] = count.get(s.path, 0) + 1
+    out: list[RankedFile] = []
+    for rank, hit in enumerate(hits, 1):
+        why = evidence_dict(hit).get("why")
+        out.append(
+            RankedFile(
+                path=hit.path,
+                rank=rank,
+                score=getattr(hit, "score", None),
+                why=dict(why) if isinstance(why, dict) else {},
+                spans=count.get(hit.path, 0),
+            )
+        )
+    return out
+
+
+def _path_line(f: RankedFile) -> str:
+    score = f" {f.score:.4f}" if f.score is not None else ""
+    why = " ".join(f"{k}:{v}" for k, v in f.why.items())
+    return f"{f.rank:>2}. {f.path}{score}" + (f"  ({why})" if why else "")
+
+
+def disclose(
+    source: TreeSource,
+    hits: Sequence[Any],
+    *,
+    query: str = "",
+    level: str | Level = Level.SPANS,
+    budget: int = DEFAULT_BUDGET,
+    terms: Sequence[str] | None = None,
+    counter: TokenCounter | None = None,
+) -> Context:
+    """``hits`` (ranked FileHits, or anything with ``path``, ``score``, ``evidence``) at
+    ``level`` within ``budget`` tokens (``terms``: the retriever's ranked query terms, see
+    :func:`~treeseek.context.select.plan`)."""
+    lv = level_of(level)
+    budget = check_budget(budget)
+    counter = counter or default_counter()
+    ranked = _ranked(hits)
+    ctx = Context(tree=source.tree, query=query, level=lv, budget=Budget(budget, 0, counter.name))
+    if lv is Level.PATHS:
+        used = 0
+        for f in ranked:
+            cost = counter.count(_path_line(f) + "\n")
+            if used + cost > budget:
+                break
+            ctx.files.append(f)
+            used += cost
+        ctx.budget = Budget(budget, used, counter.name)
+        return ctx
+    if lv is Level.OUTLINE:
+        used = 0
+        for f in ranked:
+            if not source.lines(f.path):
+                continue
+            o = outline_file(source, f.path, counter)
+            if used + o.tokens <= budget:
+                ctx.outlines.append(o)
+                used += o.tokens
+        ctx.files = ranked
+        ctx.budget = Budget(budget, used, counter.name)
+        return ctx
+    selection: Selection
+    if lv is Level.FULL:
+        selection = whole_files(source, hits, budget, counter)
+    else:
+        selection = select(plan(source, hits, query, terms=terms), budget, counter)
+    ctx.context = selection.spans
+    ctx.symbols = selection.symbols
+    ctx.budget = selection.budget
+    ctx.files = _ranked(hits, selection.spans)
+    return ctx
+
+
+def _cut(span: Span, budget: int | None, counter: TokenCounter) -> Span:
+    """``span`` cut to its first lines that fit ``budget`` (None: whole)."""
+    if budget is None or span.tokens <= budget:
+        return span
+    lines = span.text.split("\n")
+    while lines:
+        lines.pop()
+        text = "\n".join(lines)
+        n = counter.count(text)
+        if n <= budget:
+            return Span(
+                span.path,
+                span.start_line,
+                span.start_line + len(lines) - 1,
+                span.symbol,
+                n,
+                text,
+                span.reason,
+            )
+    raise ConfigError(f"a budget of {budget} tokens cannot hold the first line of {span.path}")
+
+
+def line_span(
+    source: TreeSource,
+    path: str,
+    start: int | None = None,
+    end: int | None = None,
+    *,
+    margin: int = 0,
+    counter: TokenCounter | None = None,
+    reason: str = "lines",
+) -> Span:
+    """Lines ``start..end`` of a file (whole file when both are None), ``margin`` lines more
+    each side (clipped to the file); bad ranges raise PathError."""
+    counter = counter or default_counter()
+    lines = source.lines(path)
+    if lines is None:
+        raise NodeNotFound(f"{path} has no stored text to show")
+    n = len(lines)
+    if start is None and end is None:
+        s, e = 1, n
+        if n == 0:
+            return Span(path, 1, 0, None, 0, "", reason)
+    else:
+        s, e = check_range(path, n, 1 if start is None else start, end)
+    if margin < 0:
+        raise ConfigError("a margin is a number of lines, 0 or more")
+    s, e = max(1, s - margin), min(n, e + margin)
+    text = "\n".join(lines[s - 1 : e])
+    return Span(path, s, e, _symbol_at(source, path, s, e), counter.count(text), text, reason)
+
+
+def _symbol_at(source: TreeSource, path: str, start: int, end: int) -> str | None:
+    """The innermost symbol containing lines ``start..end``, as a name path."""
+    best = None
+    for s in source.symbols(path):
+        inside = s.start_line <= start and end <= s.end_line
+        if inside and (best is None or s.start_line >= best.start_line):
+            best = s
+    return symbol_id(path, best.qname) if best is not None else None
+
+
+def expand(
+    source: TreeSource,
+    item: str,
+    *,
+    margin: int = 0,
+    budget: int | None = None,
+    counter: TokenCounter | None = None,
+) -> Context:
+    """One item in full: ``path::Qual.name`` or a unique short symbol name (the symbol's
+    lines), ``path:A-B`` (those lines), or ``path`` (the whole file); ``margin`` lines more
+    each side; cut to ``budget`` tokens from its start when given."""
+    counter = counter or default_counter()
+    if budget is not None:
+        check_budget(budget)
+    span = _expand_span(source, item.strip(), margin, counter)
+    span = _cut(span, budget, counter)
+    limit = budget if budget is not None else span.tokens
+    return Context(
+        tree=source.tree,
+        query="",
+        level=Level.SPANS,
+        budget=Budget(limit, span.tokens, counter.name),
+        context=[span],
+        symbols=[span.symbol] if span.symbol else [],
+    )
+
+
+def _expand_span(source: TreeSource, item: str, margin: int, counter: TokenCounter) -> Span:
+    if "::" in item:
+        found = resolve_symbol(source, item)
+        return _symbol_span(source, found.path, found.symbol.qname, margin, counter)
+    node = source.node(item.strip("/"))
+    if node is not None and node.is_file:
+        return line_span(source, node.path, margin=margin, counter=counter, reason="file")
+    path, start, end = parse_range(item)
+    if start is not None:
+        resolved = resolve_file(source, path)
+        return line_span(source, resolved, start, end, margin=margin, counter=counter)
+    if "/" in item or _SUFFIX.search(item):  # looks like a path: a unique path suffix
+        try:
+            resolved = resolve_file(source, item)
+            return line_span(source, resolved, margin=margin, counter=counter, reason="file")
+        except AmbiguousSymbol:
+            raise
+        except NodeNotFound:
+            pass
+    found = resolve_symbol(source, item)
+    return _symbol_span(source, found.path, found.symbol.qname, margin, counter)
+
+
+def _symbol_span(
+    source: TreeSource, path: str, qname: str, margin: int, counter: TokenCounter
+) -> Span:
+    sym = next(s for s in source.symbols(path) if s.qname == qname)
+    n = len(source.lines(path) or [])
+    span = line_span(
+        source,
+        path,
+        min(sym.start_line, n),
+        min(sym.end_line, n),
+        margin=margin,
+        counter=counter,
+        reason="symbol",
+    )
+    return Span(
+        span.path,
+        span.start_line,
+        span.end_line,
+        symbol_id(path, qname),
+        span.tokens,
+        span.text,
+        span.reason,
+    )

@@ -1,0 +1,121 @@
+"""Outlines: a file's symbols the way an IDE's outline shows them.
+
+Each item is a class, function, method or constant of the code index (C1) with its name path,
+signature, line span (1-based, inclusive, decorators included) and the first line of its
+docstring or doc comment, nested by its enclosing symbols. A directory's outline is the
+outline of every file under it that has symbols, in path order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from treeseek.code.model import Symbol, SymbolKind, symbol_id
+from treeseek.context.model import FileOutline, Outline, OutlineItem
+from treeseek.context.source import TreeSource
+from treeseek.errors import NodeNotFound
+from treeseek.llm.tokens import TokenCounter, default_counter
+
+_QUOTES = "\"'`"
+_COMMENT_MARKS = ("///", "//!", "//", "/**", "/*", "*/", "#", "*", "--")
+
+
+def first_doc_line(doc: str | None) -> str | None:
+    """The first non-empty line of a docstring or doc comment, without quotes or comment
+    marks."""
+    if not doc:
+        return None
+    for raw in doc.splitlines():
+        line = raw.strip()
+        for prefix in ('"""', "'''", 'r"""', "r'''"):
+            if line.startswith(prefix):
+                line = line[len(prefix) :]
+        for mark in _COMMENT_MARKS:
+            if line.startswith(mark):
+                line = line[len(mark) :].strip()
+                break
+        line = line.rstrip()
+        for suffix in ('"""', "'''", "*/"):
+            if line.endswith(suffix):
+                line = line[: -len(suffix)].rstrip()
+        line = line.strip(_QUOTES).strip()
+        if line:
+            return line
+    return None
+
+
+def _depth(symbol: Symbol, by_qname: dict[str, Symbol]) -> int:
+    depth, parent = 0, symbol.parent
+    while parent and parent in by_qname and depth < 32:
+        depth += 1
+        parent = by_qname[parent].parent
+    return depth
+
+
+def _signature(symbol: Symbol) -> str:
+    if symbol.signature:
+        return symbol.signature
+    return symbol.name
+
+
+def items_of(path: str, symbols: Sequence[Symbol]) -> tuple[OutlineItem, ...]:
+    by_qname = {s.qname: s for s in symbols}
+    ordered = sorted(symbols, key=lambda s: (s.start_line, -s.end_line, s.qname))
+    return tuple(
+        OutlineItem(
+            name_path=symbol_id(path, s.qname),
+            kind=str(s.kind),
+            signature=_signature(s),
+            start_line=s.start_line,
+            end_line=s.end_line,
+            doc=first_doc_line(s.docstring),
+            depth=_depth(s, by_qname),
+        )
+        for s in ordered
+    )
+
+
+_KIND_WORD = {
+    str(SymbolKind.CLASS): "class",
+    str(SymbolKind.FUNCTION): "def",
+    str(SymbolKind.METHOD): "def",
+    str(SymbolKind.CONST): "const",
+}
+
+
+def render_file_outline(path: str, lines: int, items: Sequence[OutlineItem]) -> str:
+    """The text form: a header, then one line per symbol (``start-end  kind signature  # doc``)."""
+    out = [f"{path} ({lines} lines)"]
+    width = len(str(lines))
+    for item in items:
+        span = f"{item.start_line:>{width}}-{item.end_line:<{width}}"
+        doc = f"  # {item.doc}" if item.doc else ""
+        name = item.name_path.rpartition("::")[2].rpartition(".")[2]
+        # Python-style signatures start with the name: say what it is; others carry keywords
+        word = _KIND_WORD.get(item.kind, item.kind) + " " if item.signature.startswith(name) else ""
+        out.append(f"  {span} {'  ' * item.depth}{word}{item.signature}{doc}")
+    return "\n".join(out)
+
+
+def outline_file(source: TreeSource, path: str, counter: TokenCounter | None = None) -> FileOutline:
+    counter = counter or default_counter()
+    lines = source.lines(path)
+    n = len(lines or [])
+    items = items_of(path, source.symbols(path))
+    text = render_file_outline(path, n, items)
+    return FileOutline(path, source.language(path), n, counter.count(text), items)
+
+
+def outline(source: TreeSource, path: str = "", counter: TokenCounter | None = None) -> Outline:
+    """The outline of file ``path``, or of every file with symbols under directory ``path``."""
+    node = source.node(path)
+    if node is None:
+        raise NodeNotFound(
+            f"no node {path!r} in tree {source.tree!r}; use `treeseek show {source.tree}`"
+        )
+    if node.is_file:
+        return Outline(source.tree, path, (outline_file(source, path, counter),))
+    paths = source.file_paths(path)
+    source.prefetch_symbols(paths)
+    files = tuple(outline_file(source, p, counter) for p in paths if source.symbols(p))
+    return Outline(source.tree, path, files)

@@ -1,0 +1,661 @@
+"""``select(hits, budget)``: from ranked evidence to the line spans that fit a token budget.
+
+The steps (each a plain function, so an agent-facing layer can reuse them):
+
+1. **Anchors** (:func:`plan`): for each ranked file, the places its evidence points at, best
+   first: symbols and stack-frame lines the question names exactly (``mentions``), the chunk
+   that ranked the file (``chunk``), the file's other chunks ranked by BM25 of the question's
+   terms within the file (``bm25``), symbols from symbol search or a graph walk (``symbol``,
+   ``walk``); a file with none of these gets its head (``head``).
+2. **Units**: an anchor becomes a unit of lines: the whole enclosing function or method (the
+   outermost one below classes, else the innermost) with one line of margin each side when it
+   fits the per-unit cap (a third of the budget, at most :data:`MAX_UNIT_TOKENS`); else a window
+   of :data:`WINDOW_LINES` lines around the anchor's hottest line (the line matching the most
+   query terms, weighted by IDF), inside the symbol. A class's anchor is its header.
+3. **Greedy fill** (:func:`select`): units in priority order, ``1 / (1 + file rank)`` times
+   ``1 / (1 + the anchor's rank within its file)`` (the second-best place of the best file
+   ties with the best place of the second file: diversity across files without ten spans of
+   one file). A unit costs the tokens of its lines not yet taken; a unit that does not fit is
+   cut to a window around its hottest line when its file is not represented yet (so the best
+   file always is) or enough budget is left; else skipped. Lines of one file that overlap or
+   touch merge into one span.
+4. **Exact count**: each span's text is counted as a whole; the sum never exceeds the budget
+   (spans are trimmed from the lowest priority up if it would).
+
+Token counts use :func:`treeseek.llm.tokens.default_counter` (cl100k offline). Planning adds
+up the tokens of single lines (each with its newline), an upper bound of a span's count in
+practice; step 4 makes the bound hard regardless.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from treeseek.code.model import Symbol, SymbolKind, symbol_id
+from treeseek.context._deps import QUERY_STOPWORDS, code_tokens
+from treeseek.context.model import Budget, Span
+from treeseek.context.source import TreeSource
+from treeseek.llm.tokens import TokenCounter, default_counter
+
+#: ranked files whose evidence is read
+MAX_FILES = 10
+#: chunks of a file ranked by in-file BM25 that become anchors
+CHUNKS_PER_FILE = 8
+#: lines of margin around a whole symbol
+SYMBOL_MARGIN = 1
+#: lines of a window cut around an anchor's hottest line
+WINDOW_LINES = 30
+#: lines of a file's head when the file has no other anchor
+HEAD_LINES = 40
+#: a whole symbol may take at most this share of the budget ...
+UNIT_SHARE = 1 / 3
+#: ... and at most this many tokens
+MAX_UNIT_TOKENS = 3000
+MIN_UNIT_TOKENS = 200
+#: a unit that does not fit is cut to fit only when at least this much budget is left (or
+#: when its file has no span yet)
+MIN_CUT_TOKENS = 120
+#: query terms used for in-file BM25 and hot lines
+MAX_TERMS = 32
+#: the most symbols an answer lists
+MAX_SYMBOLS = 30
+
+_FUNCTIONS = (SymbolKind.FUNCTION, SymbolKind.METHOD)
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """A place in a ranked file that the evidence points at."""
+
+    path: str
+    file_rank: int  # 0-based rank of the file
+    start_line: int
+    end_line: int
+    reason: str  # mention | frame | chunk | bm25 | symbol | walk | head
+    symbol: str | None = None  # qualified name within the file
+    focus: int | None = None  # a line the evidence names
+
+
+@dataclass(slots=True)
+class Plan:
+    """The budget-independent part of a selection: ranked files, their anchors, query terms."""
+
+    source: TreeSource
+    paths: list[str]  # ranked files with lines, best first
+    anchors: dict[str, list[Anchor]]  # per path, best first
+    terms: dict[str, float]  # query term -> weight (IDF x query frequency factor)
+    _hot: dict[tuple[str, int], float] = field(default_factory=dict)
+    _pattern: re.Pattern[str] | None = None
+
+    def hot(self, path: str, line: int) -> float:
+        """How strongly line ``line`` of ``path`` matches the query's terms (the weights of
+        the distinct terms of 3+ characters it contains)."""
+        key = (path, line)
+        value = self._hot.get(key)
+        if value is None:
+            if self._pattern is None:
+                words = sorted((t for t in self.terms if len(t) >= 3), key=len, reverse=True)
+                self._pattern = re.compile("|".join(map(re.escape, words)) or "(?!)")
+            lines = self.source.lines(path) or []
+            text = lines[line - 1].lower() if 0 < line <= len(lines) else ""
+            found = set(self._pattern.findall(text))
+            value = sum(self.terms[t] for t in found)
+            self._hot[key] = value
+        return value
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    spans: list[Span]  # best first
+    symbols: list[str]  # ranked name paths
+    budget: Budget
+
+
+# -- query terms -------------------------------------------------------------------------------
+
+
+def query_terms(source: TreeSource, query: str, limit: int = MAX_TERMS) -> dict[str, float]:
+    """The query's code tokens (stopwords out) when the retriever reported no ranked terms:
+    longer (rarer-looking) tokens and repeated ones weigh more."""
+    tokens = [t for t in code_tokens(query) if t not in QUERY_STOPWORDS]
+    if not tokens:
+        return {}
+    qtf = Counter(tokens)
+    scored = sorted(
+        ((math.log(1 + len(t)) * (1 + math.log(c)), t) for t, c in qtf.items()),
+        key=lambda x: (-x[0], x[1]),
+    )
+    return {t: w for w, t in scored[:limit]}
+
+
+# -- anchors -----------------------------------------------------------------------------------
+
+
+def evidence_dict(hit: Any) -> dict[str, Any]:
+    """A hit's evidence as plain data (``FileHit.evidence`` is an ``Evidence`` with
+    ``to_dict()``; a plain dict is accepted too)."""
+    evidence = getattr(hit, "evidence", None)
+    if evidence is None:
+        return {}
+    if hasattr(evidence, "to_dict"):
+        data: dict[str, Any] = evidence.to_dict()
+        return data
+    return dict(evidence)
+
+
+def _evidence_anchors(path: str, rank: int, evidence: dict[str, Any]) -> list[Anchor]:
+    out: list[Anchor] = []
+    for m in evidence.get("mentions", ()) or ():
+        if not isinstance(m, dict):
+            continue
+        line, sym = m.get("line"), m.get("symbol")
+        if isinstance(line, int) and line > 0:
+            reason = "frame" if m.get("kind") == "frame" else "mention"
+            out.append(Anchor(path, rank, line, line, reason, sym or None, line))
+        elif sym:
+            out.append(Anchor(path, rank, 0, 0, "mention", str(sym)))
+    chunk = evidence.get("chunk")
+    if isinstance(chunk, dict) and isinstance(chunk.get("start_line"), int):
+        out.append(
+            Anchor(path, rank, chunk["start_line"], chunk["end_line"], "chunk", chunk.get("symbol"))
+        )
+    for sym in evidence.get("symbols", ()) or ():
+        out.append(Anchor(path, rank, 0, 0, "symbol", str(sym)))
+    walk = evidence.get("walk")
+    if isinstance(walk, dict) and "::" in str(walk.get("node", "")):
+        out.append(Anchor(path, rank, 0, 0, "walk", str(walk["node"]).partition("::")[2]))
+    return out
+
+
+def _bm25_anchors(
+    plan_terms: dict[str, float], path: str, rank: int, source: TreeSource, limit: int
+) -> list[Anchor]:
+    rows = source.chunk_rows([path]).get(path)
+    if not rows or not plan_terms:
+        return []
+    avg = sum(len(r.tokens) for r in rows) / len(rows) or 1.0
+    wanted = plan_terms.keys()
+    scored: list[tuple[float, int]] = []
+    for i, row in enumerate(rows):
+        common = wanted & set(row.tokens)
+        if not common:
+            continue
+        norm = 1.2 * (0.25 + 0.75 * len(row.tokens) / avg)
+        s = 0.0
+        for t in common:
+            c = row.tokens.count(t)
+            s += plan_terms[t] * c * 2.2 / (c + norm)
+        scored.append((s, i))
+    scored.sort(key=lambda x: (-x[0], x[1]))
+    return [
+        Anchor(path, rank, rows[i].start_line, rows[i].end_line, "bm25", rows[i].symbol)
+        for _, i in scored[:limit]
+    ]
+
+
+def weighted_terms(terms: Sequence[str]) -> dict[str, float]:
+    """Weights of a retriever's ranked query terms (most important first, repeated to weigh
+    more, as flat retrieval reports them): copies x (2 - rank / count), so the order counts."""
+    copies = Counter(terms)
+    order = list(dict.fromkeys(terms))
+    return {t: copies[t] * (2.0 - i / len(order)) for i, t in enumerate(order)}
+
+
+def plan(
+    source: TreeSource,
+    hits: Sequence[Any],
+    query: str = "",
+    *,
+    terms: Sequence[str] | None = None,
+    max_files: int = MAX_FILES,
+    chunks_per_file: int = CHUNKS_PER_FILE,
+) -> Plan:
+    """Anchors of the first ``max_files`` ranked hits that have text.
+
+    ``hits``: ranked :class:`~treeseek.search.base.FileHit` (anything with ``path`` and
+    ``evidence``). ``terms``: the query's terms as the retriever ranked them (flat's trace
+    has them), which saves looking their document frequencies up again; without them the
+    terms of ``query`` are weighed here."""
+    weights: dict[str, float] = {}
+    if terms:
+        weights = weighted_terms(terms)
+    elif query:
+        weights = query_terms(source, query)
+    paths: list[str] = []
+    for hit in hits:
+        if len(paths) >= max_files:
+            break
+        if hit.path not in paths and source.lines(hit.path):
+            paths.append(hit.path)
+    source.prefetch_symbols(paths)
+    source.chunk_rows(paths)
+    by_path = {h.path: h for h in hits}
+    anchors: dict[str, list[Anchor]] = {}
+    for rank, path in enumerate(paths):
+        evidence = evidence_dict(by_path[path])
+        found = _order(source, path, _evidence_anchors(path, rank, evidence))
+        found += _bm25_anchors(weights, path, rank, source, chunks_per_file)
+        if not found:
+            n = len(source.lines(path) or [])
+            found.append(Anchor(path, rank, 1, min(n, HEAD_LINES), "head"))
+        anchors[path] = found
+    return Plan(source, paths, anchors, weights)
+
+
+def _order(source: TreeSource, path: str, anchors: list[Anchor]) -> list[Anchor]:
+    """Evidence anchors best first: named lines and functions, the ranking chunk, then named
+    classes (an issue names the classes it uses more often than the ones to change), then
+    symbols found by search or a walk."""
+    kinds = {s.qname: s.kind for s in source.symbols(path)}
+
+    def rank(a: Anchor) -> int:
+        kind = kinds.get(a.symbol or "")
+        if a.reason == "frame" or (a.reason == "mention" and kind in _FUNCTIONS):
+            return 0
+        if a.reason == "chunk":
+            return 1
+        if a.reason == "mention":
+            return 2
+        return 3
+
+    return sorted(anchors, key=rank)
+
+
+# -- units -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    path: str
+    start: int
+    end: int
+    focus: int
+    symbol: str | None  # qualified name within the file
+    inner: str | None  # the innermost symbol at the focus line, when another one
+    reason: str
+    priority: float
+    file_rank: int = 0
+    anchor_rank: int = 0  # the anchor's place among its file's anchors
+
+
+def _named(
+    symbols: Sequence[Symbol], by_qname: dict[str, Symbol], name: str | None
+) -> Symbol | None:
+    """The symbol ``name`` names: its qualified name, else the one symbol whose qualified
+    name ends with ``.name`` (a frame or a mention gives only the function's name)."""
+    if not name:
+        return None
+    found = by_qname.get(name)
+    if found is not None:
+        return found
+    tail = [s for s in symbols if s.qname.endswith("." + name)]
+    return tail[0] if len(tail) == 1 else None
+
+
+def _enclosing(symbols: Sequence[Symbol], line: int) -> list[Symbol]:
+    """Symbols containing ``line``, outermost first."""
+    return [s for s in symbols if s.start_line <= line <= s.end_line]
+
+
+#: lines scanned for an anchor's hottest line
+MAX_SCAN_LINES = 200
+
+
+def _hottest(p: Plan, path: str, lo: int, hi: int) -> int:
+    best, best_line = 0.0, lo
+    for line in range(lo, min(hi, lo + MAX_SCAN_LINES) + 1):
+        h = p.hot(path, line)
+        if h > best:
+            best, best_line = h, line
+    return best_line
+
+
+class _Costs:
+    """Per-line token costs of files (each line with its newline), cached."""
+
+    def __init__(self, source: TreeSource, counter: TokenCounter) -> None:
+        self.source = source
+        self.counter = counter
+        self._cost: dict[str, list[int | None]] = {}
+        self._chars: dict[str, list[int]] = {}
+
+    def line(self, path: str, line: int) -> int:
+        costs = self._cost.get(path)
+        if costs is None:
+            n = len(self.source.lines(path) or [])
+            costs = self._cost[path] = [None] * (n + 1)
+        c = costs[line]
+        if c is None:
+            text = (self.source.lines(path) or [])[line - 1]
+            c = costs[line] = self.counter.count(text + "\n")
+        return c
+
+    def span(self, path: str, lo: int, hi: int) -> int:
+        return sum(self.line(path, i) for i in range(lo, hi + 1))
+
+    def estimate(self, path: str, lo: int, hi: int) -> int:
+        """A quick estimate of ``span`` (a third of the characters, plus one a line), for
+        choosing between a whole symbol and a window, where exactness buys nothing."""
+        prefix = self._chars.get(path)
+        if prefix is None:
+            sizes = (len(text) // 3 + 1 for text in self.source.lines(path) or [])
+            prefix = self._chars[path] = list(itertools.accumulate(sizes, initial=0))
+        return prefix[min(hi, len(prefix) - 1)] - prefix[max(lo, 1) - 1]
+
+
+def _window(
+    p: Plan, costs: _Costs, path: str, lo: int, hi: int, focus: int, cap: int
+) -> tuple[int, int]:
+    """At most :data:`WINDOW_LINES` lines within ``lo..hi`` around ``focus`` costing at most
+    ``cap`` tokens (possibly empty: ``(focus, focus - 1)``)."""
+    focus = min(max(focus, lo), hi)
+    s = e = focus
+    if costs.line(path, focus) > cap:
+        return focus, focus - 1
+    used = costs.line(path, focus)
+    # a little more after the focus than before: code reads downwards
+    while e - s + 1 < WINDOW_LINES:
+        grew = False
+        for side in ("down", "up", "down"):
+            if e - s + 1 >= WINDOW_LINES:
+                break
+            if side == "down" and e < hi and used + costs.line(path, e + 1) <= cap:
+                e += 1
+                used += costs.line(path, e)
+                grew = True
+            elif side == "up" and s > lo and used + costs.line(path, s - 1) <= cap:
+                s -= 1
+                used += costs.line(path, s)
+                grew = True
+        if not grew:
+            break
+    return s, e
+
+
+def _unit(p: Plan, costs: _Costs, anchor: Anchor, cap: int, priority: float) -> Unit | None:
+    path = anchor.path
+    n = len(p.source.lines(path) or [])
+    if n == 0:
+        return None
+    symbols = p.source.symbols(path)
+    by_qname = {s.qname: s for s in symbols}
+    named = _named(symbols, by_qname, anchor.symbol)
+    line_in_named = named is not None and named.start_line <= anchor.start_line <= named.end_line
+    if anchor.start_line > 0 and (named is None or line_in_named or anchor.reason == "chunk"):
+        # lines past the end (stale evidence) clip to the last one
+        lo = min(n, anchor.start_line)
+        hi = max(lo, min(n, anchor.end_line))
+    elif named is not None:
+        lo, hi = named.start_line, min(n, named.end_line)
+    else:
+        return None
+    # a frame's line from another version of the file than the indexed one: its function
+    # name is the better guide (the line is dropped when it lies outside that function)
+    if anchor.focus and lo <= anchor.focus <= hi:
+        focus = anchor.focus
+    elif named is not None and named.kind is SymbolKind.CLASS and anchor.start_line <= 0:
+        focus = lo  # a class named without a line: its header
+    else:
+        focus = _hottest(p, path, lo, hi)
+    around = _enclosing(symbols, focus)
+    inner = around[-1] if around else None
+    functions = [s for s in around if s.kind in _FUNCTIONS]
+    # the unit's symbol: the named one, else the outermost function below classes, else the
+    # innermost symbol
+    if named is not None and named.kind in _FUNCTIONS:
+        choices = [named, *[f for f in functions if f is not named]]
+    else:
+        choices = list(functions)
+    for sym in choices:
+        s, e = max(1, sym.start_line - SYMBOL_MARGIN), min(n, sym.end_line + SYMBOL_MARGIN)
+        if costs.estimate(path, s, e) <= cap:
+            return Unit(
+                path,
+                s,
+                e,
+                focus,
+                sym.qname,
+                _other(inner, sym),
+                anchor.reason,
+                priority,
+                anchor.file_rank,
+            )
+    cls = named if named is not None and named.kind is SymbolKind.CLASS else None
+    if cls is None and inner is not None and inner.kind is SymbolKind.CLASS and not functions:
+        cls = inner
+    if cls is not None and not functions:
+        members = [s.start_line for s in symbols if s.parent == cls.qname]
+        head_end = min(members) - 1 if members else cls.end_line
+        head_end = max(cls.start_line, min(head_end, n))
+        if focus > head_end:  # a line in the class body between its methods
+            head_lo, head_hi = max(cls.start_line, focus - WINDOW_LINES), min(cls.end_line, n)
+        else:
+            head_lo, head_hi = cls.start_line, head_end
+        s, e = _window(
+            p, costs, path, head_lo, head_hi, focus if focus > head_end else head_lo, cap
+        )
+        if e >= s:
+            return Unit(
+                path,
+                s,
+                e,
+                focus,
+                cls.qname,
+                _other(inner, cls),
+                anchor.reason,
+                priority,
+                anchor.file_rank,
+            )
+        return None
+    # a window around the hottest line, inside the innermost function if there is one
+    if functions:
+        inside = functions[-1]
+        lo, hi = max(1, inside.start_line), min(n, inside.end_line)
+    s, e = _window(p, costs, path, lo, hi, focus, cap)
+    if e < s:
+        return None
+    qname = functions[-1].qname if functions else (inner.qname if inner else None)
+    return Unit(path, s, e, focus, qname, None, anchor.reason, priority, anchor.file_rank)
+
+
+def _other(inner: Symbol | None, sym: Symbol) -> str | None:
+    return inner.qname if inner is not None and inner.qname != sym.qname else None
+
+
+def units(p: Plan, costs: _Costs, cap: int) -> list[Unit]:
+    """Every anchor's unit, in priority order."""
+    out: list[Unit] = []
+    for rank, path in enumerate(p.paths):
+        found = 0
+        anchors = list(p.anchors.get(path, ()))
+        for j, anchor in enumerate(anchors):
+            priority = 1.0 / (1 + anchor.file_rank) / (1 + j)
+            u = _unit(p, costs, anchor, cap, priority)
+            if u is not None:
+                out.append(dataclasses.replace(u, anchor_rank=j))
+                found += 1
+        if not found:  # no anchor made a unit: the file's head
+            n = len(p.source.lines(path) or [])
+            head = Anchor(path, rank, 1, min(n, HEAD_LINES), "head")
+            u = _unit(p, costs, head, cap, 1.0 / (1 + rank) / (1 + len(anchors)))
+            if u is not None:
+                out.append(u)
+    out.sort(key=lambda u: -u.priority)  # stable: file order, then anchor order
+    return out
+
+
+# -- selection ---------------------------------------------------------------------------------
+
+
+def unit_cap(budget: int) -> int:
+    return min(MAX_UNIT_TOKENS, max(MIN_UNIT_TOKENS, int(budget * UNIT_SHARE)))
+
+
+def select(p: Plan, budget: int, counter: TokenCounter | None = None) -> Selection:
+    """The spans of ``p``'s files that fit ``budget`` tokens, best first (see the module)."""
+    counter = counter or default_counter()
+    if budget < 0:
+        raise ValueError("a budget cannot be negative")
+    costs = _Costs(p.source, counter)
+    cap = min(unit_cap(budget), budget)
+    order: dict[str, dict[int, int]] = {}  # path -> line -> order of the unit that took it
+    taken: list[Unit] = []
+    used = 0
+    candidates = units(p, costs, cap)
+    for u in candidates:
+        lines = order.setdefault(u.path, {})
+        new = [i for i in range(u.start, u.end + 1) if i not in lines]
+        if not new:
+            if u.start <= u.focus <= u.end:
+                taken.append(u)  # already shown: still ranks its symbol
+            continue
+        cost = sum(costs.line(u.path, i) for i in new)
+        if used + cost > budget:
+            remaining = budget - used
+            # cut to fit: the best file always, another file when enough budget is left
+            if remaining < MIN_CUT_TOKENS and (lines or u.file_rank > 0):
+                continue
+            s, e = _window(p, costs, u.path, u.start, u.end, u.focus, remaining)
+            new = [i for i in range(s, e + 1) if i not in lines]
+            cost = sum(costs.line(u.path, i) for i in new)
+            if not new or used + cost > budget:
+                continue
+            u = dataclasses.replace(u, start=s, end=e)
+        for i in new:
+            lines[i] = len(taken)
+        taken.append(u)
+        used += cost
+    spans = _spans(p, order, taken, counter)
+    spans = _enforce(spans, budget, counter)
+    symbols = _ranked_symbols(p, spans, candidates)
+    return Selection(spans, symbols, Budget(budget, sum(s.tokens for s in spans), counter.name))
+
+
+def _spans(
+    p: Plan, order: dict[str, dict[int, int]], taken: list[Unit], counter: TokenCounter
+) -> list[Span]:
+    """Maximal runs of taken lines per file, best first (by the best unit in each run)."""
+    found: list[tuple[int, Span]] = []
+    for path, lines in order.items():
+        if not lines:
+            continue
+        text_lines = p.source.lines(path) or []
+        numbers = sorted(lines)
+        runs: list[tuple[int, int]] = []
+        start = prev = numbers[0]
+        for i in numbers[1:]:
+            if i != prev + 1:
+                runs.append((start, prev))
+                start = i
+            prev = i
+        runs.append((start, prev))
+        for s, e in runs:
+            best = min(lines[i] for i in range(s, e + 1))
+            unit = taken[best]
+            text = "\n".join(text_lines[s - 1 : e])
+            sym = symbol_id(path, unit.symbol) if unit.symbol else None
+            found.append((best, Span(path, s, e, sym, counter.count(text), text, unit.reason)))
+    found.sort(key=lambda x: x[0])
+    return [s for _, s in found]
+
+
+def _enforce(spans: list[Span], budget: int, counter: TokenCounter) -> list[Span]:
+    """Trim spans from the last (lowest priority) until the exact total fits ``budget``."""
+    spans = list(spans)
+    while spans and sum(s.tokens for s in spans) > budget:
+        last = spans[-1]
+        over = sum(s.tokens for s in spans) - budget
+        if last.tokens <= over or last.start_line == last.end_line:
+            spans.pop()
+            continue
+        lines = last.text.split("\n")[:-1]
+        text = "\n".join(lines)
+        spans[-1] = Span(
+            last.path,
+            last.start_line,
+            last.start_line + len(lines) - 1,
+            last.symbol,
+            counter.count(text),
+            text,
+            last.reason,
+        )
+    return spans
+
+
+#: symbol ranking: a unit's symbol scores (1 / (1 + file rank)) ** SYMBOL_FILE_POWER / (1 +
+#: anchor rank), times CLASS_FACTOR for a class, times INNER_FACTOR for the innermost symbol
+#: at its hottest line (when another one): a symbol-level answer leans on the best file more
+#: than a line-level one, and names the function to change rather than its class
+SYMBOL_FILE_POWER = 1.0
+CLASS_FACTOR = 0.5
+INNER_FACTOR = 0.9
+
+
+def _ranked_symbols(p: Plan, spans: list[Span], candidates: list[Unit]) -> list[str]:
+    """Name paths the answer points to, best first: the symbols of every unit by the score
+    above, then the other functions and methods inside the returned spans (in span order)."""
+    scores: dict[str, float] = {}
+    kinds: dict[str, dict[str, SymbolKind]] = {}
+    for u in candidates:
+        if u.path not in kinds:
+            kinds[u.path] = {s.qname: s.kind for s in p.source.symbols(u.path)}
+        base = (1.0 / (1 + u.file_rank)) ** SYMBOL_FILE_POWER / (1 + u.anchor_rank)
+        for qname, factor in ((u.symbol, 1.0), (u.inner, INNER_FACTOR)):
+            if not qname:
+                continue
+            if kinds[u.path].get(qname) is SymbolKind.CLASS:
+                factor *= CLASS_FACTOR
+            name = symbol_id(u.path, qname)
+            scores[name] = max(scores.get(name, 0.0), base * factor)
+    out = sorted(scores, key=lambda name: -scores[name])
+    seen = set(out)
+    for span in spans:
+        for sym in p.source.symbols(span.path):
+            inside = sym.start_line <= span.end_line and sym.end_line >= span.start_line
+            name = symbol_id(span.path, sym.qname)
+            if sym.kind in _FUNCTIONS and inside and name not in seen:
+                out.append(name)
+                seen.add(name)
+    return out[:MAX_SYMBOLS]
+
+
+# -- the whole-file baseline -------------------------------------------------------------------
+
+
+def whole_files(
+    source: TreeSource, hits: Sequence[Any], budget: int, counter: TokenCounter | None = None
+) -> Selection:
+    """The top files, whole, in rank order until the budget is spent: the first file that
+    does not fit is cut to its first lines that do, and nothing follows it."""
+    counter = counter or default_counter()
+    costs = _Costs(source, counter)
+    spans: list[Span] = []
+    used = 0
+    for hit in hits:
+        lines = source.lines(hit.path)
+        if not lines:
+            continue
+        text = "\n".join(lines)
+        n = counter.count(text)
+        if used + n <= budget:
+            spans.append(Span(hit.path, 1, len(lines), None, n, text, "file"))
+            used += n
+            continue
+        room, e = budget - used, 0
+        total = 0
+        while e < len(lines) and total + costs.line(hit.path, e + 1) <= room:
+            e += 1
+            total += costs.line(hit.path, e)
+        if e:
+            cut = "\n".join(lines[:e])
+            spans.append(Span(hit.path, 1, e, None, counter.count(cut), cut, "file"))
+        break
+    spans = _enforce(spans, budget, counter)
+    return Selection(spans, [], Budget(budget, sum(s.tokens for s in spans), counter.name))

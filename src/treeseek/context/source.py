@@ -1,0 +1,190 @@
+"""What selecting and outlining read from a stored tree: a file's lines, symbols and chunks.
+
+One :class:`TreeSource` serves one call (a query's selection, an outline, an expansion) and
+caches what it read. Lines are split on ``\\n`` the way git counts them (a final newline ends
+the last line, it does not start another), with a trailing ``\\r`` dropped, so line numbers
+agree with the code index (tree-sitter rows) and with the benchmark's gold spans.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from treeseek.code.chunks import chunk_layout
+from treeseek.code.languages import language_for_path
+from treeseek.code.model import Symbol
+from treeseek.context._deps import CodeStore, code_store
+from treeseek.trees.model import Node
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as git counts them: split on ``\\n``; a final newline adds no empty line."""
+    if not text:
+        return []
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+class _ByContent:
+    """A small process-wide cache keyed by content hash (contents never change under a hash,
+    so entries never go stale): an agent's follow-up queries read the same files again."""
+
+    def __init__(self, size: int = 256) -> None:
+        self.size = size
+        self._items: OrderedDict[tuple[str, str], Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, kind: str, digest: str) -> Any:
+        with self._lock:
+            item = self._items.get((kind, digest))
+            if item is not None:
+                self._items.move_to_end((kind, digest))
+            return item
+
+    def put(self, kind: str, digest: str, value: Any) -> None:
+        with self._lock:
+            self._items[(kind, digest)] = value
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+
+_CACHE = _ByContent()
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRow:
+    """A stored C0 chunk's place and its FTS tokens (for scoring chunks within a file)."""
+
+    start_line: int
+    end_line: int
+    symbol: str | None
+    tokens: tuple[str, ...]
+
+
+class TreeSource:
+    """Reads of one tree for the context layer, cached for the duration of one call."""
+
+    def __init__(self, store: Any, tree: str) -> None:
+        self.store = store
+        self.tree = tree
+        self._code: CodeStore | None = None
+        self._nodes: dict[str, Node | None] = {}
+        self._lines: dict[str, list[str] | None] = {}
+        self._symbols: dict[str, list[Symbol]] = {}
+        self._chunks: dict[str, list[ChunkRow]] = {}
+
+    @property
+    def code(self) -> CodeStore | None:
+        if self._code is None:
+            try:
+                self._code = code_store(self.store)
+            except Exception:  # a store without the code layers: lines only
+                return None
+        return self._code
+
+    def node(self, path: str) -> Node | None:
+        if path not in self._nodes:
+            self._nodes[path] = self.store.node_by_path(self.tree, path)
+        return self._nodes[path]
+
+    def lines(self, path: str) -> list[str] | None:
+        """The file's lines, or None (a directory, no stored content, binary ...)."""
+        if path not in self._lines:
+            node = self.node(path)
+            digest = node.content_hash if node is not None and node.is_file else None
+            cached = _CACHE.get("lines", digest) if digest else None
+            if cached is None:
+                data = (
+                    None
+                    if node is None or not node.is_file
+                    else self.store.content(self.tree, node.id)
+                )
+                cached = None if data is None else split_lines(data.decode("utf-8", "replace"))
+                if digest and cached is not None:
+                    _CACHE.put("lines", digest, cached)
+            self._lines[path] = cached
+        return self._lines[path]
+
+    def language(self, path: str) -> str | None:
+        return language_for_path(path)
+
+    def prefetch_symbols(self, paths: Sequence[str]) -> None:
+        """Read the symbols of several files at once."""
+        want = {}
+        for p in paths:
+            node = self.node(p)
+            if p not in self._symbols and node is not None and node.content_hash:
+                cached = _CACHE.get("symbols", node.content_hash)
+                if cached is not None:
+                    self._symbols[p] = cached
+                else:
+                    want[p] = node.content_hash
+        code = self.code
+        if not want or code is None:
+            return
+        found = code.symbols_of(set(want.values()))
+        for p, h in want.items():
+            ordered = sorted(found.get(h, []), key=lambda s: (s.start_line, -s.end_line))
+            self._symbols[p] = ordered
+            _CACHE.put("symbols", h, ordered)
+
+    def symbols(self, path: str) -> list[Symbol]:
+        """The file's symbols, by start line (outer before inner)."""
+        if path not in self._symbols:
+            self.prefetch_symbols([path])
+            self._symbols.setdefault(path, [])
+        return self._symbols[path]
+
+    def chunk_rows(self, paths: Sequence[str]) -> dict[str, list[ChunkRow]]:
+        """The chunks of files with their FTS tokens (files without a code index: absent).
+
+        Chunk places are recomputed from the stored symbols with the indexer's own chunker;
+        when their number differs from the stored bodies' (a file indexed by another version)
+        the stored chunks are read instead."""
+        code = self.code
+        want = {}
+        for p in paths:
+            node = self.node(p)
+            if p not in self._chunks and node is not None and node.content_hash:
+                cached = _CACHE.get("chunks", node.content_hash)
+                if cached is not None:
+                    self._chunks[p] = cached
+                else:
+                    want[p] = node.content_hash
+        if want and code is not None:
+            bodies = code.chunk_documents(set(want.values()))
+            self.prefetch_symbols(list(want))
+            for p, h in want.items():
+                docs = bodies.get(h)
+                lines = self.lines(p)
+                if not docs or lines is None:
+                    self._chunks[p] = []
+                    continue
+                layout = [(s, e, q) for s, e, _, q in chunk_layout(lines, self.symbols(p))]
+                if len(layout) != len(docs):
+                    layout = [(c.start_line, c.end_line, c.symbol) for c in code.chunks(h)]
+                rows = [
+                    ChunkRow(s, e, sym, tuple(body.split()))
+                    for (s, e, sym), body in zip(layout, docs, strict=False)
+                ]
+                self._chunks[p] = rows
+                _CACHE.put("chunks", h, rows)
+        return {p: self._chunks[p] for p in paths if self._chunks.get(p)}
+
+    def file_paths(self, prefix: str = "") -> list[str]:
+        """Paths of the files under ``prefix`` (the whole tree for ""), in path order."""
+        return [n.path for n in self.store.subtree(self.tree, prefix) if n.is_file]
+
+    def hashes(self) -> dict[str, list[str]]:
+        """content hash -> the tree's paths holding it."""
+        out: dict[str, list[str]] = {}
+        for n in self.store.subtree(self.tree, ""):
+            if n.is_file and n.content_hash:
+                out.setdefault(n.content_hash, []).append(n.path)
+        return out

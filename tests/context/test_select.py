@@ -1,0 +1,129 @@
+"""select(): whole symbols with margins, merging, windows, diversity, the best file, exact
+token counts, and the whole-file baseline; on a real indexed repository."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from treeseek.context import TreeSource, plan, select, whole_files
+from treeseek.context.select import WINDOW_LINES
+from treeseek.database import Database
+from treeseek.llm.tokens import default_counter
+from treeseek.search.base import FileHit
+
+RETRY = "payments/retry.py"
+INVOICE = "payments/invoice.py"
+
+
+def hit(path: str, **evidence: Any) -> FileHit:
+    return FileHit(node_id="x", path=path, evidence=evidence)
+
+
+def chunk(start: int, end: int, symbol: str | None = None) -> dict[str, Any]:
+    return {"start_line": start, "end_line": end, "symbol": symbol}
+
+
+def mention(symbol: str) -> dict[str, Any]:
+    return {"kind": "symbol", "text": symbol, "symbol": symbol, "line": None}
+
+
+def check_spans(db: Database, spans: list[Any], budget: int) -> None:
+    counter = default_counter()
+    assert sum(s.tokens for s in spans) <= budget
+    by_file: dict[str, list[tuple[int, int]]] = {}
+    for s in spans:
+        lines = (db.text("shop", s.path) or "").split("\n")
+        assert 1 <= s.start_line <= s.end_line <= len(lines)
+        assert s.text == "\n".join(lines[s.start_line - 1 : s.end_line])
+        assert s.tokens == counter.count(s.text)
+        by_file.setdefault(s.path, []).append((s.start_line, s.end_line))
+    for ranges in by_file.values():
+        ranges.sort()
+        for (_, e1), (s2, _) in itertools.pairwise(ranges):
+            assert s2 > e1 + 1, f"spans {ranges} overlap or touch: they should be merged"
+
+
+def test_a_method_comes_whole_with_one_line_of_margin(shop: Database) -> None:
+    source = TreeSource(shop.store, "shop")
+    sel = select(plan(source, [hit(RETRY, chunk=chunk(13, 15, "Backoff.delay"))]), 8000)
+    first = sel.spans[0]
+    assert (first.path, first.start_line, first.end_line) == (RETRY, 12, 16)
+    assert first.symbol == f"{RETRY}::Backoff.delay"
+    assert first.text.splitlines()[1].strip().startswith("def delay")
+    assert sel.symbols[0] == f"{RETRY}::Backoff.delay"
+    check_spans(shop, sel.spans, 8000)
+
+
+def test_adjacent_methods_merge_into_one_span(shop: Database) -> None:
+    source = TreeSource(shop.store, "shop")
+    h = hit(RETRY, mentions=[mention("Backoff.delay"), mention("Backoff.jitter")])
+    sel = select(plan(source, [h]), 8000)
+    first = sel.spans[0]
+    assert (first.start_line, first.end_line) == (12, 20)  # delay 13-15, jitter 17-19, margins
+    assert first.symbol == f"{RETRY}::Backoff.delay"  # the best unit names the span
+    assert sel.symbols[:2] == [f"{RETRY}::Backoff.delay", f"{RETRY}::Backoff.jitter"]
+    check_spans(shop, sel.spans, 8000)
+
+
+def test_a_symbol_too_long_for_the_budget_is_cut_around_its_hottest_line(
+    shop: Database,
+) -> None:
+    source = TreeSource(shop.store, "shop")
+    h = hit(RETRY, mentions=[mention("retry_payment")])
+    p = plan(source, [h], "where is the ledger settled")
+    sel = select(p, 600)
+    first = sel.spans[0]
+    assert 22 <= first.start_line <= first.end_line <= 145
+    assert first.end_line - first.start_line + 1 <= WINDOW_LINES
+    assert "step_77" in first.text  # the window is around the line matching the query
+    assert first.symbol == f"{RETRY}::retry_payment"
+    check_spans(shop, sel.spans, 600)
+    # with room for it, the whole function comes (and its margin)
+    whole = select(p, 16000).spans[0]
+    assert (whole.start_line, whole.end_line) == (21, 146)
+
+
+def test_the_best_file_is_represented_even_at_a_tiny_budget(shop: Database) -> None:
+    source = TreeSource(shop.store, "shop")
+    hits = [hit(INVOICE, chunk=chunk(9, 12, "Invoice.add_line")), hit(RETRY)]
+    sel = select(plan(source, hits), 25)
+    assert sel.spans and sel.spans[0].path == INVOICE
+    check_spans(shop, sel.spans, 25)
+    assert select(plan(source, hits), 0).spans == []
+
+
+def test_diversity_across_files_before_more_of_one_file(shop: Database) -> None:
+    source = TreeSource(shop.store, "shop")
+    hits = [hit(RETRY), hit(INVOICE)]
+    p = plan(source, hits, "invoice total retry payment backoff delay jitter refund")
+    assert len(p.anchors[RETRY]) > 2  # the file's chunks ranked by the query's terms
+    sel = select(p, 700)
+    assert {s.path for s in sel.spans} == {RETRY, INVOICE}
+    check_spans(shop, sel.spans, 700)
+
+
+def test_query_with_a_budget_returns_spans_and_name_paths(shop: Database) -> None:
+    ctx = shop.query("shop", "Backoff delay with jitter for payment retries", budget=400)
+    assert ctx.context and ctx.budget.used <= 400 and ctx.budget.limit == 400
+    assert ctx.budget.tokenizer == default_counter().name
+    assert ctx.context[0].path == RETRY
+    assert all("::" in s for s in ctx.symbols)
+    assert ctx.files[0].path == RETRY and ctx.files[0].spans >= 1
+    check_spans(shop, ctx.context, 400)
+
+
+def test_whole_files_until_the_budget_is_spent(shop: Database) -> None:
+    source = TreeSource(shop.store, "shop")
+    hits = [hit(INVOICE), hit(RETRY), hit("users/profile.py")]
+    big = whole_files(source, hits, 100_000)
+    assert [(s.path, s.start_line) for s in big.spans] == [
+        (INVOICE, 1),
+        (RETRY, 1),
+        ("users/profile.py", 1),
+    ]
+    invoice_tokens = big.spans[0].tokens
+    cut = whole_files(source, hits, invoice_tokens + 50)
+    assert [s.path for s in cut.spans] == [INVOICE, RETRY]  # the second is cut, none after
+    assert cut.spans[1].start_line == 1 and cut.spans[1].end_line < 150
+    check_spans(shop, cut.spans, invoice_tokens + 50)
