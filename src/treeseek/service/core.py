@@ -141,10 +141,11 @@ def node_dict(node: Node) -> dict[str, Any]:
 
 
 def number_lines(text: str, start: int) -> str:
-    """``text`` with right-aligned line numbers from ``start`` (``  12\\tcode``)."""
+    """``text`` with right-aligned line numbers from ``start``, ripgrep-style (``  12:code``,
+    as ``treeseek cat TREE PATH:A-B`` prints spans)."""
     lines = text.split("\n")
     width = len(str(start + len(lines) - 1))
-    return "\n".join(f"{n:>{width}}\t{line}" for n, line in enumerate(lines, start))
+    return "\n".join(f"{n:>{width}}:{line}" for n, line in enumerate(lines, start))
 
 
 class Service:
@@ -386,6 +387,44 @@ class Service:
                 }
                 for s in symbols
             ],
+        }
+
+    def outline(self, tree: str, path: str = "") -> dict[str, Any]:
+        """The symbols of a file, or of every code file under a directory."""
+        path = check_path(path)
+        outline = getattr(self.db, "outline", None)  # the context layer (issue 10)
+        if outline is not None:
+            data: dict[str, Any] = outline(tree, path).to_dict()
+            return data
+        symbols = self.symbols(tree, path)
+        depth = {s["qname"]: s["qname"].count(".") for s in symbols["symbols"]}
+        items = [{**s, "depth": depth[s["qname"]]} for s in symbols["symbols"]]
+        return {
+            "tree": tree,
+            "path": symbols["path"],
+            "files": [{"path": symbols["path"], "items": items}],
+        }
+
+    def find_symbol(self, tree: str, name: str) -> dict[str, Any]:
+        """The one symbol a name path (``path::Qual.name``) or a unique short name names,
+        with its code; AmbiguousSymbol (with the candidates) when several match."""
+        if "\x00" in name:
+            raise PathError("name contains a NUL byte")
+        resolve = getattr(self.db, "resolve_symbol", None)  # the context layer (issue 10)
+        if resolve is None:
+            raise ConfigError("find_symbol needs the context layer (not in this version)")
+        found = resolve(tree, name)
+        symbol = found.symbol
+        span = self.read(tree, found.path, symbol.start_line, symbol.end_line)
+        return {
+            "tree": tree,
+            "name_path": found.name_path,
+            "path": found.path,
+            "kind": str(symbol.kind),
+            "signature": symbol.signature,
+            "start_line": span["start_line"],
+            "end_line": span["end_line"],
+            "text": span["text"],
         }
 
     def graph(
