@@ -138,7 +138,8 @@ def index_command(
     path: Annotated[
         Path | None,
         typer.Argument(
-            help="Directory to index (a git checkout honours git's ignores), or a path-list file.",
+            help="Directory to index (a git checkout honours git's ignores), or a bare git"
+            " repository (its HEAD, or --rev).",
             show_default=False,
         ),
     ] = None,
@@ -160,6 +161,10 @@ def index_command(
     max_file_bytes: Annotated[
         int, typer.Option(help="Files larger than this keep their node but no content.")
     ] = DEFAULT_MAX_FILE_BYTES,
+    rev: Annotated[
+        str | None,
+        typer.Option(help="Index this commit (sha, branch, tag) of the git repository PATH."),
+    ] = None,
     vectors: Annotated[
         str | None,
         typer.Option(
@@ -192,6 +197,7 @@ def index_command(
             base=base,
             max_file_bytes=max_file_bytes,
             progress=update,
+            rev=rev,
         )
     if as_json:
         print_json(_report_dict(report))
