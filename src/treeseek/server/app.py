@@ -127,6 +127,7 @@ def create_app(service: Service, *, token: str | None = None, jobs: Jobs | None 
     )
     app.state.service = service
     app.state.jobs = jobs
+    app.add_middleware(GuardMiddleware, token=token)
     seconds = service.limits.max_seconds
 
     async def run(fn: Callable[[], T]) -> T:

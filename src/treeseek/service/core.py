@@ -158,8 +158,10 @@ class Service:
         limits: Limits | None = None,
         navigator: Navigator | None = None,
         index_roots: Sequence[str | Path] | None = None,
+        freshness_ttl: float = FRESHNESS_TTL_S,
     ) -> None:
         self.db = db
+        self.freshness_ttl = freshness_ttl
         self.limits = limits or Limits()
         self._navigator = navigator
         #: directories under which new trees may be indexed (None: anywhere)
@@ -177,13 +179,13 @@ class Service:
 
     # -- trees ---------------------------------------------------------------------------
     def freshness(self, tree: str, *, info: TreeInfo | None = None) -> Freshness:
-        """The tree's freshness, reused for :data:`FRESHNESS_TTL_S` per tree version."""
+        """The tree's freshness, reused for ``freshness_ttl`` seconds per tree version."""
         info = info or self.db.tree(tree)
         key = (tree, info.updated_at.isoformat())
         now = time.monotonic()
         with self._lock:
             cached = self._fresh.get(key)
-        if cached is not None and now - cached[0] < FRESHNESS_TTL_S:
+        if cached is not None and now - cached[0] < self.freshness_ttl:
             return cached[1]
         from treeseek.index.freshness import check_freshness
 
