@@ -34,9 +34,11 @@ def service(db_path: Path, project: Path) -> Iterator[Service]:
 @pytest.fixture
 def client(service: Service) -> Iterator[httpx.Client]:
     jobs = Jobs(service)
-    with live(create_app(service, token=TOKEN, jobs=jobs)) as url:
-        with httpx.Client(base_url=url, headers=AUTH, timeout=60) as c:
-            yield c
+    with (
+        live(create_app(service, token=TOKEN, jobs=jobs)) as url,
+        httpx.Client(base_url=url, headers=AUTH, timeout=60) as c,
+    ):
+        yield c
     jobs.close()
 
 
@@ -111,7 +113,7 @@ def test_cors_is_off(client: httpx.Client) -> None:
 
 
 def test_non_loopback_bind_needs_a_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    with pytest.raises(ConfigError, match="refusing to listen on 0.0.0.0 without a token"):
+    with pytest.raises(ConfigError, match=r"refusing to listen on 0\.0\.0\.0 without a token"):
         check_bind("0.0.0.0", None)
     with pytest.raises(ConfigError):
         check_bind("192.168.1.10", None)
