@@ -330,7 +330,7 @@ class Service:
         total = len(lines)
         first = 1 if start is None else start
         last = total if end is None else end
-        if first < 1 or last < first:
+        if first < 1 or (end is not None and end < first):
             raise PathError(f"bad line range {first}-{last}: give 1 <= start <= end")
         if first > max(total, 1):
             raise PathError(f"line {first} is past the end of {node.path} ({total} lines)")
