@@ -9,6 +9,7 @@ treeseek watch ~/src/app --name app                # re-index on every change
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 from typing import Annotated
@@ -138,13 +139,23 @@ def watch_command(
                 f" {report.changed} changed, {report.removed} removed in {report.seconds:.2f}s",
                 markup=False,
             )
+            sys.stdout.flush()
 
         index()
-        err_console.print(f"watching {root} (Ctrl-C to stop)")
+        announced = False
         try:
-            for _changes in watchfiles.watch(
-                root, watch_filter=relevant, debounce=debounce, raise_interrupt=False
+            for changes in watchfiles.watch(
+                root,
+                watch_filter=relevant,
+                debounce=debounce,
+                raise_interrupt=False,
+                yield_on_timeout=True,  # a first empty yield once the watcher is live
+                rust_timeout=1000,
             ):
-                index()
+                if not announced:
+                    err_console.print(f"watching {root} (Ctrl-C to stop)")
+                    announced = True
+                if changes:
+                    index()
         except KeyboardInterrupt:
             pass
