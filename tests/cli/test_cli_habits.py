@@ -50,7 +50,7 @@ def test_query_reads_the_question_from_stdin(project: Path, tmp_path: Path) -> N
     assert answer["query"] == "backoff attempt\n"
     assert answer["files"][0]["path"] == "pkg/retry.py"
     empty = runner.invoke(app, ["query", "project", "-", "--db", db], input="  \n")
-    assert empty.exit_code == 2 and "empty" in empty.output
+    assert empty.exit_code == 1 and "empty" in empty.output
 
 
 def test_config_file_sets_the_database(

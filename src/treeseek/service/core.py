@@ -533,50 +533,13 @@ class Service:
         limit: int = 8,
     ) -> list[dict[str, Any]]:
         """The code-retrieval endpoint of ``code-retrieval-layers.json``: C0-C3 items with
-        their metadata, C2 destinations and C3 handlers resolved across files."""
+        their metadata (:func:`treeseek.search.graph.items.retrieve_items`)."""
         from treeseek.search.base import SearchContext
-        from treeseek.search.flat.items import LAYERS, retrieve_items
+        from treeseek.search.graph.items import LAYERS, retrieve_items
 
         self.check_question(query)
         _limit("limit", limit, self.limits.max_items)
         info = self.db.tree(tree)
         ctx = SearchContext(store=self.db.store, tree=info, navigator=self.navigator)
         wanted = tuple(layers) if layers else LAYERS
-        items = retrieve_items(ctx, query, layers=wanted, limit=limit)
-        needs_graph = any(i.layer in ("C2_DEPENDENCY_GRAPH", "C3_ENTRYPOINTS") for i in items)
-        edges: dict[tuple[str, str, str, str, int], tuple[str | None, str]] = {}
-        handlers: dict[tuple[str, int, str], str | None] = {}
-        if needs_graph:
-            resolved = self._graph(tree).resolved
-            for e in resolved.edges:
-                dst = e.dst_path
-                if dst is not None and e.dst_symbol:
-                    dst = f"{dst}::{e.dst_symbol}"
-                edges[(e.src_path, e.src, str(e.type), e.dst_ref, e.line)] = (
-                    dst,
-                    str(e.resolution),
-                )
-            for ep in resolved.entrypoints:
-                handler = ep.handler_path
-                if handler is not None and ep.handler_symbol:
-                    handler = f"{handler}::{ep.handler_symbol}"
-                handlers[(ep.path, ep.entrypoint.line, ep.entrypoint.route_or_command)] = handler
-        out = []
-        for item in items:
-            data = asdict(item)
-            meta = data["metadata"]
-            if item.layer == "C2_DEPENDENCY_GRAPH":
-                key = (
-                    item.source,
-                    meta["src_qname"],
-                    meta["edge_type"],
-                    meta["dst_ref"],
-                    item.start_line or 0,
-                )
-                if key in edges:
-                    meta["dst_symbol_id"], meta["resolution"] = edges[key]
-            elif item.layer == "C3_ENTRYPOINTS":
-                hkey = (item.source, item.start_line or 0, meta["route_or_command"])
-                meta["handler_symbol_id"] = handlers.get(hkey)
-            out.append(data)
-        return out
+        return [asdict(item) for item in retrieve_items(ctx, query, layers=wanted, limit=limit)]
