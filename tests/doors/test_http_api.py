@@ -481,3 +481,41 @@ def test_wall_time_limit(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     finally:
         release.set()
         db.close()
+
+
+# -- budgeted context, outline, symbols by name (the context layer) -----------------------------
+
+HAS_CONTEXT = hasattr(treeseek.Database, "resolve_symbol")
+needs_context = pytest.mark.skipif(not HAS_CONTEXT, reason="the context layer is not merged")
+
+
+@needs_context
+def test_query_with_a_budget_answers_spans(client: httpx.Client) -> None:
+    answer = client.post(
+        "/v1/trees/demo/query", json={"question": "normalize_name strips and titles", "budget": 300}
+    ).json()
+    assert answer["budget"]["limit"] == 300 and answer["budget"]["used"] <= 300
+    span = answer["context"][0]
+    assert span["path"] == "app/service.py" and span["start_line"] >= 1
+    assert "normalize_name" in span["text"]
+    assert answer["files"][0]["path"] == "app/service.py"
+    assert answer["freshness"]["stale"] is False
+
+
+@needs_context
+def test_outline_and_find_symbol(client: httpx.Client) -> None:
+    outline = client.get("/v1/trees/demo/outline", params={"path": "app/service.py"}).json()
+    names = [i["name_path"] for f in outline["files"] for i in f["items"]]
+    assert "app/service.py::UserService.get_user" in names
+    whole = client.get("/v1/trees/demo/outline", params={"path": "app"}).json()
+    assert {f["path"] for f in whole["files"]} >= {"app/service.py", "app/api/users.py"}
+    found = client.get("/v1/trees/demo/symbols/find", params={"name": "normalize_name"}).json()
+    assert found["name_path"] == "app/service.py::normalize_name"
+    assert found["text"].startswith("def normalize_name(name):")
+    ambiguous = client.get("/v1/trees/demo/symbols/find", params={"name": "get_user"})
+    assert ambiguous.status_code == 409
+    body = error(ambiguous)
+    assert body["type"] == "ambiguous"
+    assert "app/service.py::AdminService.get_user" in body["candidates"]
+    missing = client.get("/v1/trees/demo/symbols/find", params={"name": "no_such_thing"})
+    assert missing.status_code == 404

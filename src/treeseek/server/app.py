@@ -250,6 +250,25 @@ def create_app(service: Service, *, token: str | None = None, jobs: Jobs | None 
         """A file's symbols (C1): name paths, kinds, signatures and line spans."""
         return await run(lambda: service.symbols(tree, path))
 
+    @get("/trees/{tree}/outline", m.OutlineResponse)
+    async def outline(
+        tree: str,
+        path: Annotated[str, Query(description="a file, or a directory (all its files)")] = "",
+    ) -> dict[str, Any]:
+        """The symbols of a file or of every code file under a directory: name paths, kinds,
+        signatures, line spans, first docstring lines."""
+        return await run(lambda: service.outline(tree, path))
+
+    @get("/trees/{tree}/symbols/find", m.ResolvedSymbolOut)
+    async def find_symbol(
+        tree: str,
+        name: Annotated[
+            str, Query(description="a name path (path::Qual.name) or a unique short name")
+        ],
+    ) -> dict[str, Any]:
+        """One symbol with its code; 409 with the candidates when the name is ambiguous."""
+        return await run(lambda: service.find_symbol(tree, name))
+
     @get("/trees/{tree}/graph/{relation}", m.GraphResponse)
     async def graph(
         tree: str,
