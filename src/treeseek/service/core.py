@@ -11,12 +11,14 @@ Errors are :class:`~treeseek.errors.TreeseekError` subclasses with one-line mess
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from treeseek.database import Database, normalize_query_path
 from treeseek.errors import (
@@ -51,6 +53,24 @@ GRAPH_RELATIONS = (
 )
 #: how long a freshness check is reused (a query answer carries one)
 FRESHNESS_TTL_S = 2.0
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def reading(method: Callable[P, R]) -> Callable[P, R]:
+    """Run a read operation inside one snapshot of the database: a query that reads many
+    rows sees the version before an index job's commit or the one after, never a mix."""
+
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        service = args[0]
+        assert isinstance(service, Service)
+        with service.snapshot():
+            return method(*args, **kwargs)
+
+    return wrapper
 
 
 class LimitExceeded(ConfigError):
@@ -169,6 +189,13 @@ class Service:
         self._fresh: dict[tuple[str, str], tuple[float, Freshness]] = {}
         self._lock = threading.Lock()
 
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """One read snapshot of the store (when it offers one; the SQLite store does)."""
+        snap = getattr(self.db.store, "snapshot", None)
+        with snap() if snap is not None else nullcontext():
+            yield
+
     @property
     def navigator(self) -> Navigator:
         if self._navigator is None:
@@ -178,6 +205,7 @@ class Service:
         return self._navigator
 
     # -- trees ---------------------------------------------------------------------------
+    @reading
     def freshness(self, tree: str, *, info: TreeInfo | None = None) -> Freshness:
         """The tree's freshness, reused for ``freshness_ttl`` seconds per tree version."""
         info = info or self.db.tree(tree)
@@ -195,6 +223,7 @@ class Service:
             self._fresh[key] = (now, fresh)
         return fresh
 
+    @reading
     def trees(self, *, freshness: bool = True) -> list[dict[str, Any]]:
         out = []
         for info in self.db.trees():
@@ -204,10 +233,12 @@ class Service:
             out.append(row)
         return out
 
+    @reading
     def tree(self, name: str) -> dict[str, Any]:
         info = self.db.tree(name)
         return {**tree_dict(info), "freshness": self.freshness(name, info=info).to_dict()}
 
+    @reading
     def show(self, tree: str, path: str = "", depth: int = 1) -> dict[str, Any]:
         """A directory's nodes ``depth`` levels down (stored sibling order per level)."""
         _limit("depth", depth, self.limits.max_depth)
@@ -265,6 +296,7 @@ class Service:
             )
         return question
 
+    @reading
     def query(
         self,
         tree: str,
@@ -307,6 +339,7 @@ class Service:
         return data
 
     # -- files ---------------------------------------------------------------------------
+    @reading
     def read(
         self, tree: str, path: str, start: int | None = None, end: int | None = None
     ) -> dict[str, Any]:
@@ -361,6 +394,7 @@ class Service:
         info = self.db.tree(tree)
         return graph_cache().get(self.db.store, code_store_for(self.db.store), info)
 
+    @reading
     def symbols(self, tree: str, path: str) -> dict[str, Any]:
         """The C1 symbols of one file with their name paths and line spans."""
         from treeseek.store.code_sqlite import code_store_for
@@ -391,6 +425,7 @@ class Service:
             ],
         }
 
+    @reading
     def outline(self, tree: str, path: str = "") -> dict[str, Any]:
         """The symbols of a file, or of every code file under a directory."""
         path = check_path(path)
@@ -407,6 +442,7 @@ class Service:
             "files": [{"path": symbols["path"], "items": items}],
         }
 
+    @reading
     def find_symbol(self, tree: str, name: str) -> dict[str, Any]:
         """The one symbol a name path (``path::Qual.name``) or a unique short name names,
         with its code; AmbiguousSymbol (with the candidates) when several match."""
@@ -429,6 +465,7 @@ class Service:
             "text": span["text"],
         }
 
+    @reading
     def graph(
         self,
         tree: str,
@@ -524,6 +561,7 @@ class Service:
             "total": len(rows),
         }
 
+    @reading
     def code_items(
         self,
         tree: str,
