@@ -112,6 +112,20 @@ def test_cors_is_off(client: httpx.Client) -> None:
     assert "access-control-allow-origin" not in got.headers
 
 
+def test_without_a_token_only_loopback_names_are_served(db_path: Path) -> None:
+    db = treeseek.open(db_path)
+    try:
+        with live(create_app(Service(db))) as url:
+            assert httpx.get(url + "/v1/trees").status_code == 200  # Host: 127.0.0.1:PORT
+            port = url.rpartition(":")[2]
+            for host in (f"localhost:{port}", "localhost", f"[::1]:{port}"):
+                assert httpx.get(url + "/v1/trees", headers={"Host": host}).status_code == 200
+            rebound = httpx.get(url + "/v1/trees", headers={"Host": f"evil.example:{port}"})
+            assert rebound.status_code == 421 and error(rebound)["type"] == "misdirected"
+    finally:
+        db.close()
+
+
 def test_non_loopback_bind_needs_a_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ConfigError, match=r"refusing to listen on 0\.0\.0\.0 without a token"):
         check_bind("0.0.0.0", None)

@@ -1,6 +1,7 @@
 """The HTTP API (FastAPI): versioned ``/v1`` routes over :class:`~treeseek.service.Service`.
 
-Security: a bearer token when one is configured (every route but ``/v1/health``), request
+Security: a bearer token when one is configured (every route but ``/v1/health``); without
+one, only requests addressed to a loopback name (``Host``: DNS rebinding is refused); request
 bodies capped in size, per-request limits (question size, k, budget, lines, wall time), paths
 checked (:func:`~treeseek.service.check_path`), no CORS headers (browsers on other origins
 cannot call it), no interactive docs (the OpenAPI document is at ``/v1/openapi.json``).
@@ -70,6 +71,13 @@ class GuardMiddleware:
             await self.app(scope, receive, send)
             return
         headers = dict(scope.get("headers") or [])
+        if self.token is None and not _loopback_host(headers.get(b"host", b"")):
+            # no token means loopback only: a page that rebinds its domain to 127.0.0.1 still
+            # sends its own name as Host, and is refused (DNS rebinding)
+            await _error(421, "misdirected", "this server answers only to localhost names")(
+                scope, receive, send
+            )
+            return
         if self.token is not None and scope.get("path") not in OPEN_PATHS:
             given = headers.get(b"authorization", b"")
             scheme, _, value = given.partition(b" ")
@@ -102,6 +110,15 @@ class GuardMiddleware:
             await _error(413, "limit", f"request body over {self.max_body} bytes")(
                 scope, receive, send
             )
+
+
+def _loopback_host(host: bytes) -> bool:
+    name = host.decode("latin-1").strip().lower()
+    if name.startswith("["):
+        name = name[1 : name.find("]")] if "]" in name else name
+    else:
+        name = name.rpartition(":")[0] or name if name.count(":") == 1 else name
+    return name in ("localhost", "127.0.0.1", "::1") or name.startswith("127.")
 
 
 class _BodyTooLarge(Exception):
