@@ -12,7 +12,7 @@ and return (:class:`QueryOptions`, :class:`Result`, :class:`FileHit`, :class:`In
 Everything here is in ``__all__`` (a test keeps the two in step).
 """
 
-from importlib.metadata import PackageNotFoundError
+from importlib.metadata import PackageNotFoundError as _PackageNotFoundError
 from importlib.metadata import version as _version
 
 from treeseek.database import Database, open
@@ -36,7 +36,7 @@ from treeseek.trees.model import ContentStatus, Node, NodeType, TreeInfo, TreeSo
 
 try:
     __version__ = _version("treeseek")
-except PackageNotFoundError:  # pragma: no cover - a source checkout without metadata
+except _PackageNotFoundError:  # pragma: no cover - a source checkout without metadata
     __version__ = "0.0.0+unknown"
 
 __all__ = [
