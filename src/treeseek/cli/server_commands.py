@@ -86,8 +86,7 @@ def mcp_command(
     llm: LlmOption = None,
     db: DbOption = None,
 ) -> None:
-    """Serve the MCP tools for agents (search, outline, read, find_symbol, references, trees,
-    index) over stdio, or over streamable HTTP at http://HOST:PORT/mcp."""
+    """Serve the MCP tools for agents over stdio (or --http: streamable HTTP at /mcp)."""
     from treeseek.mcp import run
     from treeseek.server import read_token
 

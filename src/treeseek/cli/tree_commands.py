@@ -175,7 +175,8 @@ def index_command(
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Index a directory (or a path list) into a tree; re-indexing updates only what changed."""
+    """Index a directory, a bare git repository (its HEAD or --rev) or --paths-from a path list
+    into a tree; re-indexing updates only what changed."""
     if path is None and paths_from is None:
         usage_error("give a directory to index, or --paths-from FILE")
     if path is not None and paths_from is not None:
