@@ -64,7 +64,9 @@ async def exercise(client: Client, project: Path) -> None:
     listed = text(await client.call_tool("trees", {}))
     assert listed.startswith("demo: ") and "indexed" in listed
 
-    found = await client.call_tool("search", {"tree": "demo", "question": "normalize_name", "k": 3})
+    found = await client.call_tool(
+        "search", {"tree": "demo", "question": "normalize_name", "k": 3, "budget": 0}
+    )
     assert not found.is_error
     lines = text(found).splitlines()
     assert lines[0].startswith("demo · flat · indexed")
@@ -101,7 +103,22 @@ async def exercise(client: Client, project: Path) -> None:
         message = text(failed)
         assert needle in message and "\n" not in message and "Traceback" not in message
 
+    filtered = text(
+        await client.call_tool(
+            "search", {"tree": "demo", "question": "user", "path": "app/api", "k": 5}
+        )
+    )
+    assert [line.split()[1] for line in filtered.splitlines()[1:]] == ["app/api/users.py"]
+
     if HAS_CONTEXT:
+        spans = text(
+            await client.call_tool(
+                "search", {"tree": "demo", "question": "normalize_name title", "budget": 400}
+            )
+        )
+        head, _, body = spans.partition("\n")
+        assert "/400 tokens" in head
+        assert "== app/service.py:" in body and ":def normalize_name(name):" in body
         symbol = text(
             await client.call_tool("find_symbol", {"tree": "demo", "name": "normalize_name"})
         )

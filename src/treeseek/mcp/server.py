@@ -120,21 +120,23 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
         tree: str,
         question: str,
         k: int = 5,
-        budget: int | None = None,
+        budget: int = 4000,
         strategy: str | None = None,
         path: str | None = None,
         language: str | None = None,
     ) -> str:
-        """Find the code that answers a question (an issue's text works) in a tree. Returns
-        the k best files with their best line range; with `budget` (tokens, e.g. 4000) the
-        selected line spans themselves, numbered. `path` keeps files under a directory,
-        `language` files of one language (python, typescript, ...)."""
+        """Find the code that answers a question (an issue's text works) in a tree: the
+        line spans that answer it, numbered, within `budget` tokens (default 4000) from the k
+        best files; `budget=0` lists the files with their best line range instead. `path`
+        keeps files under a directory, `language` files of one language (python, ...); with
+        either, the answer is the file list."""
         filtered = bool(path or language)
+        spans = budget if budget > 0 and service.has_context and not filtered else None
 
         def run() -> dict[str, Any]:
             wanted = min(service.limits.max_k, k * 5) if filtered else k
             answer = service.query(
-                tree, question, k=wanted, budget=budget, strategy=strategy, content=False
+                tree, question, k=wanted, budget=spans, strategy=strategy, content=False
             )
             if filtered and answer.get("context") is None:
                 answer["files"] = _filter(answer["files"], path, language)[:k]

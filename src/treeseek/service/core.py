@@ -189,6 +189,11 @@ class Service:
         self._fresh: dict[tuple[str, str], tuple[float, Freshness]] = {}
         self._lock = threading.Lock()
 
+    @property
+    def has_context(self) -> bool:
+        """Whether budgeted context (spans, outlines, name paths) is available."""
+        return hasattr(self.db, "disclose")
+
     @contextmanager
     def snapshot(self) -> Iterator[None]:
         """One read snapshot of the store (when it offers one; the SQLite store does)."""
