@@ -145,9 +145,11 @@ async def exercise(client: Client, project: Path) -> None:
     assert "1 added" in text(indexed) and "committed" in text(indexed)
     assert progress and progress[-1][2] == "committed demo"
     after = text(
-        await client.call_tool("search", {"tree": "demo", "question": "latecomer_function"})
+        await client.call_tool(
+            "search", {"tree": "demo", "question": "latecomer_function", "budget": 0}
+        )
     )
-    assert after.splitlines()[1].startswith("1. app/late.py")
+    assert after.splitlines()[1].startswith("1. app/late.py"), after
 
 
 def test_mcp_over_stdio_subprocess(db_path: Path, project: Path, tmp_path: Path) -> None:
