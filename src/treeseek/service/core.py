@@ -393,24 +393,18 @@ class Service:
 
     # -- code structure ------------------------------------------------------------------
     def _graph(self, tree: str) -> TreeCodeGraph:
-        from treeseek.search.graph.walk import graph_cache
-        from treeseek.store.code_sqlite import code_store_for
+        from treeseek.search.graph.tree_graph import cached_tree_graph
 
-        info = self.db.tree(tree)
-        return graph_cache().get(self.db.store, code_store_for(self.db.store), info)
+        return cached_tree_graph(self.db.caches, self.db.store, self.db.tree(tree))
 
     @reading
     def symbols(self, tree: str, path: str) -> dict[str, Any]:
         """The C1 symbols of one file with their name paths and line spans."""
-        from treeseek.store.code_sqlite import code_store_for
-
         node = self.db.node(tree, check_path(path))
         if node.is_dir:
             raise NodeNotFound(f"{node.path or '.'} is a directory; give a file")
         symbols = (
-            []
-            if node.content_hash is None
-            else code_store_for(self.db.store).symbols(node.content_hash)
+            [] if node.content_hash is None else self.db.store.code().symbols(node.content_hash)
         )
         return {
             "tree": tree,
@@ -583,6 +577,8 @@ class Service:
         self.check_question(query)
         _limit("limit", limit, self.limits.max_items)
         info = self.db.tree(tree)
-        ctx = SearchContext(store=self.db.store, tree=info, navigator=self.navigator)
+        ctx = SearchContext(
+            store=self.db.store, tree=info, navigator=self.navigator, caches=self.db.caches
+        )
         wanted = tuple(layers) if layers else LAYERS
         return [asdict(item) for item in retrieve_items(ctx, query, layers=wanted, limit=limit)]
