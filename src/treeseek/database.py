@@ -131,8 +131,7 @@ class Database(Closing):
         try:
             self._skip_own_files(builder)
             tree_name = check_tree_name(name or _default_name(source, paths_from))
-            self.caches.drop(tree_name)  # a new version: what was derived from the old one goes
-            return index_tree(
+            report = index_tree(
                 self.store,
                 tree_name,
                 builder,
@@ -141,6 +140,10 @@ class Database(Closing):
                 hooks=self.hooks,
                 progress=progress,
             )
+            # a new version is committed: what was derived from the old one goes (not before:
+            # queries during the run keep the old version's tables warm)
+            self.caches.drop(tree_name)
+            return report
         finally:
             if builder is not source and isinstance(builder, Closing):
                 builder.close()
