@@ -123,7 +123,7 @@ def watch_command(
     if not path.is_dir():
         usage_error(f"{path} is not a directory")
     root = path.resolve()
-    with handle_errors(), open_database(db) as database:
+    with handle_errors(), open_database(db, create=True) as database:
         db_file = getattr(database.store, "path", None)
         own = {str(db_file) + s for s in ("", "-wal", "-shm", "-journal")} if db_file else set()
 
