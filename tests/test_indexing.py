@@ -80,7 +80,9 @@ def test_path_list_file_and_json(database: Database, tmp_path: Path) -> None:
     ]
     js = tmp_path / "paths.json"
     js.write_text('["x/y.py", "z.py"]')
-    database.index(js)  # a file source is a path list; the name is the file's stem
+    with pytest.raises(BuildError, match="is a file, not a directory"):
+        database.index(js)  # only paths_from reads a path list (`treeseek index FILE.py`)
+    database.index(paths_from=js)  # the name is the file's stem
     assert sorted(n.path for n in database.subtree("paths")) == ["", "x", "x/y.py", "z.py"]
 
 

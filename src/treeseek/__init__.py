@@ -12,6 +12,9 @@ and return (:class:`QueryOptions`, :class:`Result`, :class:`FileHit`, :class:`In
 Everything here is in ``__all__`` (a test keeps the two in step).
 """
 
+from importlib.metadata import PackageNotFoundError as _PackageNotFoundError
+from importlib.metadata import version as _version
+
 from treeseek.database import Database, open
 from treeseek.errors import (
     AmbiguousSymbol,
@@ -31,6 +34,11 @@ from treeseek.errors import (
 from treeseek.index.run import ChangedFile, IndexHook, IndexProgress, IndexReport
 from treeseek.search.base import FileHit, QueryOptions, Result
 from treeseek.trees.model import ContentStatus, Node, NodeType, TreeInfo, TreeSource
+
+try:
+    __version__ = _version("treeseek")
+except _PackageNotFoundError:  # pragma: no cover - a source checkout without metadata
+    __version__ = "0.0.0+unknown"
 
 __all__ = [
     "AmbiguousSymbol",

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, overload
 from treeseek._closing import Closing
 from treeseek.config import resolve_db_path
 from treeseek.errors import BuildError, ConfigError, NodeNotFound, PathError, StoreError
+from treeseek.index.freshness import Freshness, check_freshness
 from treeseek.index.run import (
     DEFAULT_MAX_FILE_BYTES,
     IndexHook,
@@ -111,42 +112,56 @@ class Database(Closing):
         base: str | None = None,
         max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
         progress: ProgressCallback | None = None,
+        rev: str | None = None,
     ) -> IndexReport:
         """Build or incrementally update a tree; atomic (all or nothing).
 
-        ``source`` is a directory (git-aware when it is a checkout), a path-list file, or a
-        builder. ``paths_from`` reads a path list (a file, or ``-`` for stdin) instead; the tree
-        then has no contents. ``name`` defaults to the directory's or file's name. ``base``: a
-        new tree starts from a copy of tree ``base`` and applies only the differences.
+        ``source`` is a directory (git-aware when it is a checkout), a bare git repository (its
+        ``rev``, default ``HEAD``, is indexed), or a builder. ``paths_from`` reads a path list
+        (a file, or ``-`` for stdin) instead; the tree then has no contents. ``name`` defaults
+        to the directory's name (a bare ``repo.git``: ``repo``). ``base``: a new tree starts
+        from a copy of tree ``base`` and applies only the differences. The report is returned
+        only after the new version is committed.
         """
         for where in (source, paths_from):
             if isinstance(where, str | Path):
                 check_path_text(str(where), "source path")
         if base is not None:
             check_tree_name(base)
-        builder = self._builder(source, paths_from)
-        self._skip_own_files(builder)
-        tree_name = check_tree_name(name or _default_name(source, paths_from))
-        self.caches.drop(tree_name)  # a new version: what was derived from the old one goes
-        return index_tree(
-            self.store,
-            tree_name,
-            builder,
-            base=base,
-            max_file_bytes=max_file_bytes,
-            hooks=self.hooks,
-            progress=progress,
-        )
+        builder = self._builder(source, paths_from, rev)
+        try:
+            self._skip_own_files(builder)
+            tree_name = check_tree_name(name or _default_name(source, paths_from))
+            report = index_tree(
+                self.store,
+                tree_name,
+                builder,
+                base=base,
+                max_file_bytes=max_file_bytes,
+                hooks=self.hooks,
+                progress=progress,
+            )
+            # a new version is committed: what was derived from the old one goes (not before:
+            # queries during the run keep the old version's tables warm)
+            self.caches.drop(tree_name)
+            return report
+        finally:
+            if builder is not source and isinstance(builder, Closing):
+                builder.close()
 
     @staticmethod
     def _builder(
-        source: str | Path | TreeBuilder | None, paths_from: str | Path | None
+        source: str | Path | TreeBuilder | None,
+        paths_from: str | Path | None,
+        rev: str | None = None,
     ) -> TreeBuilder:
         from treeseek.trees.pathlist import PathListBuilder
 
         if paths_from is not None:
             if source is not None:
                 raise BuildError("give either a source directory or paths_from, not both")
+            if rev is not None:
+                raise BuildError("rev= applies to a git repository, not to a path list")
             return PathListBuilder.from_file(paths_from)
         if source is None:
             raise BuildError("nothing to index: give a directory, a path list or a builder")
@@ -154,12 +169,19 @@ class Database(Closing):
             return source
         path = Path(source)
         if path.is_dir():
+            if rev is not None or is_bare_git_repository(path):
+                from treeseek.trees.git import GitTreeBuilder
+
+                return GitTreeBuilder(path, rev or "HEAD")
             from treeseek.trees.filesystem import FilesystemBuilder
 
             return FilesystemBuilder(path)
         if path.is_file():
-            return PathListBuilder.from_file(path)
-        raise BuildError(f"{path} does not exist; give a directory or a path-list file")
+            raise BuildError(
+                f"{path} is a file, not a directory; index the directory that holds it, or read"
+                f" a list of paths with --paths-from {path} (paths_from=)"
+            )
+        raise BuildError(f"{path} does not exist; give a directory or a git repository")
 
     def _skip_own_files(self, builder: TreeBuilder) -> None:
         """Indexing a directory that holds this database must not index the database."""
@@ -179,6 +201,11 @@ class Database(Closing):
 
     def tree(self, name: str) -> TreeInfo:
         return self.store.tree(check_tree_name(name))
+
+    def freshness(self, name: str) -> Freshness:
+        """What tree ``name`` was built from and whether its source changed since
+        (:mod:`treeseek.index.freshness`: a stat of each stored file, no reads)."""
+        return check_freshness(self.store, self.store.tree(name))
 
     def root(self, tree: str) -> Node:
         return self.store.root(check_tree_name(tree))
@@ -420,9 +447,22 @@ def _default_name(source: str | Path | TreeBuilder | None, paths_from: str | Pat
         raise BuildError("give a tree name (--name) when reading paths from stdin")
     resolved = Path(origin).resolve()
     name = resolved.stem if resolved.is_file() else resolved.name
+    if resolved.is_dir() and name.endswith(".git") and len(name) > 4:
+        name = name[:-4]  # a bare "django.git" is tree "django"
     if not name:
         raise BuildError(f"cannot derive a tree name from {origin}; give one with --name")
     return name
+
+
+def is_bare_git_repository(path: Path) -> bool:
+    """A bare git repository (``HEAD``, ``objects/``, ``refs/``, no work tree): indexing its
+    directory would index pack files, so its HEAD commit is indexed instead."""
+    return (
+        (path / "HEAD").is_file()
+        and (path / "objects").is_dir()
+        and (path / "refs").is_dir()
+        and not (path / ".git").exists()
+    )
 
 
 def open(

@@ -53,3 +53,37 @@ def test_trees_of_the_same_name_in_two_caches_never_meet() -> None:
     tree = _tree("repo")
     assert one.get(slot, tree, lambda: "one") == "one"
     assert two.get(slot, replace(tree), lambda: "two") == "two"
+
+
+def test_builds_run_outside_the_lock_once_per_entry_and_old_versions_do_not_evict() -> None:
+    import threading
+
+    caches, slot = TreeCaches(), Slot[str]("test.flight")
+    started, release = threading.Event(), threading.Event()
+    calls: list[str] = []
+
+    def slow() -> str:
+        calls.append("a")
+        started.set()
+        release.wait(30)
+        return "a"
+
+    results: list[str] = []
+    askers = [
+        threading.Thread(target=lambda: results.append(caches.get(slot, _tree("a"), slow)))
+        for _ in range(4)
+    ]
+    for t in askers:
+        t.start()
+    assert started.wait(30)
+    # another tree is served while "a" builds: the cache's lock is not held by the build
+    assert caches.get(slot, _tree("b"), lambda: "b") == "b"
+    release.set()
+    for t in askers:
+        t.join(30)
+    assert results == ["a"] * 4 and calls == ["a"]  # one build for every asker
+    newer = _tree("a", minutes=1)
+    assert caches.get(slot, newer, lambda: "a2") == "a2"
+    # a query still on the old version gets its value, uncached; the newer entry stays
+    assert caches.get(slot, _tree("a"), lambda: "a1 again") == "a1 again"
+    assert caches.peek(slot, newer) == "a2" and caches.peek(slot, _tree("a")) is None

@@ -9,7 +9,7 @@ stderr, exit status 1), because the app's group wraps each invocation in it.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
@@ -30,7 +30,7 @@ app = typer.Typer(
     name="treeseek",
     help="A context database for code repositories: find the files that answer a question.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
 )
 
@@ -41,7 +41,28 @@ COMMAND_MODULES: tuple[str, ...] = (
     "treeseek.cli.query_commands",
     "treeseek.cli.graph_commands",
     "treeseek.cli.context_commands",
+    "treeseek.cli.server_commands",
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        import treeseek
+
+        typer.echo(f"treeseek {treeseek.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """A context database for code repositories: find the files that answer a question."""
 
 
 def load_commands() -> typer.Typer:

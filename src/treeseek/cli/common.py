@@ -35,8 +35,11 @@ from treeseek.errors import TreeseekError
 from treeseek.index.run import IndexHook
 
 #: diagnostics, progress and errors go to stderr; results to stdout
-err_console = Console(stderr=True, highlight=False)
-out_console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+out_console = Console(highlight=False, soft_wrap=True)
+for _console in (err_console, out_console):
+    if not _console.is_terminal:
+        _console.width = 4096  # piped: tables and errors are never wrapped at 80 columns
 
 DbOption = Annotated[
     Path | None,

@@ -262,10 +262,12 @@ def query_command(
     db: DbOption = None,
 ) -> None:
     """Find the files that answer QUESTION in TREE."""
+    from treeseek.config import load_config
     from treeseek.llm.select import navigator_from_spec
 
     text = read_question(question, question_file)
-    navigator = navigator_from_spec(llm)
+    settings = load_config()
+    navigator = navigator_from_spec(llm, config=settings.get("llm"))
     budgeted = budget is not None or disclose is not None
     with open_database(db) as database:  # the Python API's query: same defaults, same checks
         result = database.query(

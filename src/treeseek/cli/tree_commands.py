@@ -139,7 +139,8 @@ def index_command(
     path: Annotated[
         Path | None,
         typer.Argument(
-            help="Directory to index (a git checkout honours git's ignores), or a path-list file.",
+            help="Directory to index (a git checkout honours git's ignores), or a bare git"
+            " repository (its HEAD, or --rev).",
             show_default=False,
         ),
     ] = None,
@@ -161,6 +162,10 @@ def index_command(
     max_file_bytes: Annotated[
         int, typer.Option(help="Files larger than this keep their node but no content.")
     ] = DEFAULT_MAX_FILE_BYTES,
+    rev: Annotated[
+        str | None,
+        typer.Option(help="Index this commit (sha, branch, tag) of the git repository PATH."),
+    ] = None,
     vectors: Annotated[
         str | None,
         typer.Option(
@@ -171,7 +176,8 @@ def index_command(
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Index a directory (or a path list) into a tree; re-indexing updates only what changed."""
+    """Index a directory, a bare git repository (its HEAD or --rev) or --paths-from a path list
+    into a tree; re-indexing updates only what changed."""
     if path is None and paths_from is None:
         usage_error("give a directory to index, or --paths-from FILE")
     if path is not None and paths_from is not None:
@@ -193,6 +199,7 @@ def index_command(
             base=base,
             max_file_bytes=max_file_bytes,
             progress=update,
+            rev=rev,
         )
     if as_json:
         print_json(_report_dict(report))

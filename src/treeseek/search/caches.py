@@ -48,22 +48,45 @@ class TreeCaches:
     def __init__(self) -> None:
         self._slots: dict[str, OrderedDict[tuple[str, str, str], object]] = {}
         self._lock = threading.RLock()
+        #: one lock per entry being built: concurrent askers of one entry wait for one build
+        #: (single flight), while every other entry stays readable and buildable meanwhile
+        self._building: dict[tuple[str, tuple[str, str, str]], threading.Lock] = {}
 
     def get(self, slot: Slot[T], tree: TreeInfo, build: Callable[[], T]) -> T:
-        """The entry of ``slot`` for ``tree``, built by ``build()`` on first use."""
+        """The entry of ``slot`` for ``tree``, built by ``build()`` on first use.
+
+        The build runs outside the cache's lock (one build per entry at a time). A newer
+        version of the tree replaces older entries; an older version asked for while a newer
+        one is cached (a query that started before a re-index committed) is built and
+        returned but not kept, so the two versions never evict each other in turn.
+        """
         key = tree_key(tree)
         with self._lock:
             entries = self._slots.setdefault(slot.name, OrderedDict())
             if key in entries:
                 entries.move_to_end(key)
                 return cast(T, entries[key])
-            value = build()
-            for old in [k for k in entries if k[0] == key[0]]:  # older versions of the tree
-                del entries[old]
-            entries[key] = value
-            while len(entries) > max(1, slot.trees):
-                entries.popitem(last=False)
-            return value
+            building = self._building.setdefault((slot.name, key), threading.Lock())
+        with building:
+            with self._lock:
+                if key in entries:  # built by another thread meanwhile
+                    entries.move_to_end(key)
+                    return cast(T, entries[key])
+            try:
+                value = build()
+            finally:
+                with self._lock:
+                    self._building.pop((slot.name, key), None)
+            with self._lock:
+                same = [k for k in entries if k[0] == key[0]]
+                if any(k[2] > key[2] for k in same):
+                    return value  # a newer version is cached: serve this one uncached
+                for old in same:  # older versions of the tree
+                    del entries[old]
+                entries[key] = value
+                while len(entries) > max(1, slot.trees):
+                    entries.popitem(last=False)
+                return value
 
     def peek(self, slot: Slot[T], tree: TreeInfo) -> T | None:
         """The entry of ``slot`` for ``tree`` if one is cached (never builds)."""

@@ -572,6 +572,22 @@ class SQLiteStore:
         conn.execute("COMMIT")
 
     @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Every read in the block sees one committed version (a deferred read transaction
+        on this thread's connection; in WAL mode writers go on meanwhile). Reentrant; do not
+        write inside it."""
+        conn = self._conn()
+        if conn.in_transaction:
+            yield
+            return
+        conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            if conn.in_transaction:
+                conn.execute("COMMIT")
+
+    @contextmanager
     def write_tree(self, name: str) -> Iterator[SQLiteTreeWriter]:
         conn = self._conn()
         with self._transaction(conn):

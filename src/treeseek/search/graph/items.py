@@ -9,17 +9,27 @@ C2 items carry the cross-file resolver's answer per edge (``resolution``: ``reso
 ``partial``, :class:`~treeseek.code.model.Resolution`) and the destination it found
 (``dst_path``, ``dst_symbol_id``), so the tree's code graph is built (and cached per database,
 see :func:`~treeseek.search.graph.tree_graph.cached_tree_graph`) when that layer is asked for; this
-is why the module lives with the graph retrievers rather than under ``search/flat/``.
+is why the module lives with the graph retrievers rather than under ``search/flat/``. C3 items
+name their handler the same way (``handler_symbol_id``) when that layer is asked for.
+
+Every item carries the ids of the spec: ``symbol_id`` (the name path ``path::Qual.name``),
+``parent_symbol_id``, ``edge_id`` and ``src_symbol_id``, ``entry_id`` (16 hex digits of SHA-256
+over the row's fields, stable across re-indexing), and its file's module (``module_or_unit``,
+``package_or_module``). The score is per item: the file's fused score times
+``0.5 + 0.5 * overlap``, the share of the query's terms the item's text contains.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from treeseek.code.conventions import is_test_path
+from treeseek.code.languages import language_for_path
 from treeseek.code.model import symbol_id
+from treeseek.code.modules import module_name
 from treeseek.code.resolve import ResolvedTree
 from treeseek.search.base import SearchContext
 from treeseek.search.flat.flat import FlatConfig, FlatRetriever
@@ -49,12 +59,21 @@ class RetrievalItem:
     end_line: int | None = None
 
 
-def _lexical_rank(text: str, terms: set[str], exact: set[str]) -> int:
-    """0: names an identifier of the query exactly; 1: shares query terms; 2: neither."""
+def _match(text: str, terms: set[str], exact: set[str]) -> tuple[int, float]:
+    """(lexical rank, overlap): rank 0 names an identifier of the query exactly, 1 shares query
+    terms, 2 neither; overlap is the share of the query's terms the text contains."""
     tokens = set(code_tokens(text))
+    shared = tokens & terms
+    overlap = len(shared) / len(terms) if terms else 0.0
     if tokens & exact:
-        return 0
-    return 1 if tokens & terms else 2
+        return 0, overlap
+    return (1 if shared else 2), overlap
+
+
+def item_id(*parts: object) -> str:
+    """A stable id of an edge or entrypoint row: 16 hex digits of SHA-256 over its fields."""
+    text = "\0".join(str(p) for p in parts)
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
 def retrieve_items(
@@ -79,7 +98,7 @@ def retrieve_items(
     hits = FlatRetriever(config).rank(ctx, query, files).hits
     code = ctx.store.code()
     resolved: ResolvedTree | None = None
-    if hits and "C2_DEPENDENCY_GRAPH" in layers:
+    if hits and ("C2_DEPENDENCY_GRAPH" in layers or "C3_ENTRYPOINTS" in layers):
         resolved = cached_tree_graph(ctx.caches, ctx.store, ctx.tree).resolved
     terms = set(unique_tokens([query]))
     exact = {i.lower() for i in code_tokens(query) if "_" in i} | {
@@ -90,6 +109,13 @@ def retrieve_items(
             w.lower() == t and (any(c.isupper() for c in w[1:]) or "_" in w) for w in query.split()
         )
     }
+    handlers: dict[tuple[str, int, str], str | None] = {}
+    if resolved is not None and "C3_ENTRYPOINTS" in layers:
+        for rep in resolved.entrypoints:
+            handler = rep.handler_path
+            if handler is not None and rep.handler_symbol:
+                handler = symbol_id(handler, rep.handler_symbol)
+            handlers[(rep.path, rep.entrypoint.line, rep.entrypoint.route_or_command)] = handler
     ranked: list[tuple[tuple[int, int, int, float], RetrievalItem]] = []
     for hit in hits:
         node = ctx.store.node(ctx.tree.name, hit.node_id)
@@ -98,12 +124,15 @@ def retrieve_items(
             continue
         test = int(is_test_path(hit.path))
         file_score = float(hit.score or 0.0)
+        module = module_name(hit.path, language_for_path(hit.path))
 
         def add(
-            item: RetrievalItem, text: str, test: int = test, score: float = file_score
+            item: RetrievalItem, text: str, test: int = test, file_score: float = file_score
         ) -> None:
-            key = (_lexical_rank(text, terms, exact), test, LAYER_RANK[item.layer], -score)
-            ranked.append((key, item))
+            rank, overlap = _match(text, terms, exact)
+            score = round(file_score * (0.5 + 0.5 * overlap), 6)
+            key = (rank, test, LAYER_RANK[item.layer], -score)
+            ranked.append((key, replace(item, score=score)))
 
         if "C3_ENTRYPOINTS" in layers:
             for ep in code.entrypoints(digest):
@@ -114,10 +143,17 @@ def retrieve_items(
                         "C3_ENTRYPOINTS",
                         ep.route_or_command,
                         {
+                            "entry_id": item_id(
+                                hit.path, ep.framework, ep.route_or_command, ep.line
+                            ),
                             "entry_type": ep.entry_type,
                             "framework": ep.framework,
                             "route_or_command": ep.route_or_command,
                             "handler": ep.handler,
+                            "handler_symbol_id": handlers.get(
+                                (hit.path, ep.line, ep.route_or_command)
+                            ),
+                            "module_or_unit": module,
                             "lang_payload": ep.lang_payload,
                             "artifact_type": "CODE",
                         },
@@ -136,12 +172,16 @@ def retrieve_items(
                         "C1_SYMBOL_CATALOG",
                         s.qname,
                         {
+                            "symbol_id": symbol_id(hit.path, s.qname),
                             "qname": s.qname,
                             "kind": str(s.kind),
                             "signature": s.signature,
                             "decorators_or_annotations": list(s.decorators),
                             "docstring_or_javadoc": s.docstring,
-                            "parent_symbol_id": s.parent,
+                            "parent_symbol_id": (
+                                symbol_id(hit.path, s.parent) if s.parent else None
+                            ),
+                            "package_or_module": module,
                             "is_entry_candidate": s.is_entry_candidate,
                             "lang_payload": s.lang_payload,
                             "artifact_type": "CODE",
@@ -152,7 +192,7 @@ def retrieve_items(
                     ),
                     s.qname,
                 )
-        if resolved is not None:
+        if resolved is not None and "C2_DEPENDENCY_GRAPH" in layers:
             for e in resolved.edges_of(hit.path):
                 dst_id = None
                 if e.dst_path is not None:
@@ -164,12 +204,15 @@ def retrieve_items(
                         "C2_DEPENDENCY_GRAPH",
                         f"{e.src or '<module>'}:{e.type}",
                         {
+                            "edge_id": item_id(hit.path, e.src, e.type, e.dst_ref, e.line),
                             "edge_type": str(e.type),
+                            "src_symbol_id": symbol_id(hit.path, e.src) if e.src else hit.path,
                             "src_qname": e.src,
                             "dst_ref": e.dst_ref,
                             "resolution": str(e.resolution),
                             "dst_path": e.dst_path,
                             "dst_symbol_id": dst_id,
+                            "module_or_unit": module,
                             "lang_payload": e.lang_payload,
                             "artifact_type": "CODE",
                         },
@@ -191,6 +234,8 @@ def retrieve_items(
                         {
                             "chunk_index": c.index,
                             "chunk_type": str(c.type),
+                            "module_or_unit": module,
+                            "symbol_id": symbol_id(hit.path, c.symbol) if c.symbol else None,
                             "artifact_type": "CODE",
                         },
                         file_score,

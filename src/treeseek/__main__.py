@@ -1,0 +1,5 @@
+"""``python -m treeseek``: the command-line app."""
+
+from treeseek.cli import main
+
+main()

@@ -1,0 +1,160 @@
+"""The doors and the watcher: ``serve`` (HTTP API), ``mcp`` (MCP server), ``watch``.
+
+treeseek serve --port 8080                         # http://127.0.0.1:8080/v1
+TREESEEK_TOKEN=... treeseek serve --host 0.0.0.0   # beyond loopback only with a token
+treeseek mcp                                       # stdio, what agents launch
+treeseek mcp --http --port 8765                    # streamable HTTP at /mcp
+treeseek watch ~/src/app --name app                # re-index on every change
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from treeseek.cli.app import app
+from treeseek.cli.common import (
+    DbOption,
+    err_console,
+    handle_errors,
+    open_database,
+    out_console,
+    usage_error,
+)
+
+TokenFileOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--token-file",
+        help="File whose first line is the bearer token (default: $TREESEEK_TOKEN; no token:"
+        " loopback only).",
+        show_default=False,
+    ),
+]
+IndexRootOption = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--index-root",
+        help="A directory under which clients may index new trees (repeatable).",
+        show_default=False,
+    ),
+]
+LlmOption = Annotated[
+    str | None, typer.Option(help="Navigator for LLM strategies (default: $TREESEEK_LLM...).")
+]
+
+
+@app.command("serve")
+def serve_command(
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.", min=1, max=65535)] = 8080,
+    token_file: TokenFileOption = None,
+    index_root: IndexRootOption = None,
+    max_seconds: Annotated[float, typer.Option(help="Wall-time limit of a request.")] = 60.0,
+    llm: LlmOption = None,
+    db: DbOption = None,
+) -> None:
+    """Serve the HTTP API (/v1: trees, index jobs, query, files, symbols, graph, retrieve)."""
+    from treeseek.server import read_token, serve
+    from treeseek.service import Limits
+
+    if max_seconds <= 0:
+        usage_error("--max-seconds must be > 0")
+    with handle_errors():
+        serve(
+            host=host,
+            port=port,
+            db=db,
+            token=read_token(token_file),
+            index_roots=index_root or [],
+            limits=Limits(max_seconds=max_seconds),
+            llm=llm,
+        )
+
+
+@app.command("mcp")
+def mcp_command(
+    http: Annotated[bool, typer.Option("--http", help="Streamable HTTP instead of stdio.")] = False,
+    host: Annotated[str, typer.Option(help="--http: address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="--http: port.", min=1, max=65535)] = 8765,
+    token_file: TokenFileOption = None,
+    index_root: IndexRootOption = None,
+    llm: LlmOption = None,
+    db: DbOption = None,
+) -> None:
+    """Serve the MCP tools for agents over stdio (or --http: streamable HTTP at /mcp)."""
+    from treeseek.mcp import run
+    from treeseek.server import read_token
+
+    with handle_errors():
+        run(
+            db=db,
+            http=http,
+            host=host,
+            port=port,
+            token=read_token(token_file) if http else None,
+            index_roots=index_root or None,
+            llm=llm,
+        )
+
+
+@app.command("watch")
+def watch_command(
+    path: Annotated[Path, typer.Argument(help="Directory to index and keep fresh.")],
+    name: Annotated[
+        str | None, typer.Option("--name", "-n", help="Tree name (default: the directory name).")
+    ] = None,
+    debounce: Annotated[
+        int, typer.Option(help="Milliseconds of quiet before re-indexing.", min=50)
+    ] = 500,
+    db: DbOption = None,
+) -> None:
+    """Index DIR, then re-index it (incrementally) whenever a file under it changes."""
+    from treeseek.service.security import require_extra
+
+    with handle_errors():
+        require_extra("watch", ["watchfiles"])
+    import watchfiles
+
+    if not path.is_dir():
+        usage_error(f"{path} is not a directory")
+    root = path.resolve()
+    with handle_errors(), open_database(db, create=True) as database:
+        db_file = getattr(database.store, "path", None)
+        own = {str(db_file) + s for s in ("", "-wal", "-shm", "-journal")} if db_file else set()
+
+        def relevant(change: watchfiles.Change, changed: str) -> bool:
+            return changed not in own and "/.git/" not in changed + "/"
+
+        def index() -> None:
+            report = database.index(root, name=name)
+            info = report.tree
+            out_console.print(
+                f"{time.strftime('%H:%M:%S')} indexed {info.name}: {report.added} added,"
+                f" {report.changed} changed, {report.removed} removed in {report.seconds:.2f}s",
+                markup=False,
+            )
+            sys.stdout.flush()
+
+        index()
+        announced = False
+        try:
+            for changes in watchfiles.watch(
+                root,
+                watch_filter=relevant,
+                debounce=debounce,
+                raise_interrupt=False,
+                yield_on_timeout=True,  # a first empty yield once the watcher is live
+                rust_timeout=1000,
+            ):
+                if not announced:
+                    err_console.print(f"watching {root} (Ctrl-C to stop)")
+                    announced = True
+                if changes:
+                    index()
+        except KeyboardInterrupt:
+            pass

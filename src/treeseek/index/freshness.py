@@ -1,0 +1,138 @@
+"""Is a stored tree still what its source holds? (index freshness)
+
+A tree knows what it was built from (:class:`~treeseek.trees.model.TreeInfo`: ``source``,
+``root`` and ``updated_at``). A git tree is a commit: it never goes stale. A directory tree is
+checked cheaply against the disk, without reading a file:
+
+- every stored file's signature (``size:mtime_ns``, what the incremental indexer compares) is
+  compared with a fresh ``stat``: a difference is a *changed* file, a missing file *removed*;
+- every stored directory whose mtime is newer than the last index had entries added or removed
+  since (a new file, or an ignored one such as ``__pycache__``: a directory counts as changed
+  either way, so staleness may be reported for a change the next index ignores).
+
+Tens of milliseconds for a django-sized tree (7,000 ``stat`` calls).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from treeseek.store.base import Store
+from treeseek.trees.model import NodeType, TreeInfo, TreeSource
+
+#: at most this many paths of each kind are listed (the counts are exact)
+SHOWN_PATHS = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Freshness:
+    """What a tree was built from and whether its source changed since.
+
+    ``stale``: True when the source changed since the last index, False when it did not, None
+    when it cannot be told (a path list, or a directory that no longer exists is reported
+    stale with ``missing_root``).
+    """
+
+    tree: str
+    source: str  # "filesystem" | "git" | "path_list" | ...
+    root: str  # the directory, "GITDIR@COMMIT", or the path-list origin
+    indexed_at: str  # ISO time of the last index
+    commit: str | None = None  # a git tree's commit
+    stale: bool | None = None
+    changed: int = 0
+    removed: int = 0
+    dirs_changed: int = 0
+    missing_root: bool = False
+    paths: list[str] = field(default_factory=list)  # a few changed / removed files or dirs
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "tree": self.tree,
+            "source": self.source,
+            "root": self.root,
+            "indexed_at": self.indexed_at,
+            "commit": self.commit,
+            "stale": self.stale,
+            "changed": self.changed,
+            "removed": self.removed,
+            "dirs_changed": self.dirs_changed,
+            "missing_root": self.missing_root,
+            "paths": list(self.paths),
+        }
+
+    @property
+    def summary(self) -> str:
+        """One line for people and agents."""
+        if self.source == TreeSource.GIT.value:
+            return f"commit {self.commit or '?'} (fixed)"
+        if self.stale is None:
+            return f"indexed {self.indexed_at}; freshness unknown ({self.source})"
+        if self.missing_root:
+            return f"stale: {self.root} no longer exists"
+        if not self.stale:
+            return f"fresh (indexed {self.indexed_at})"
+        parts = [
+            f"{n} {label}"
+            for n, label in (
+                (self.changed, "changed"),
+                (self.removed, "removed"),
+                (self.dirs_changed, "directories with added/removed entries"),
+            )
+            if n
+        ]
+        return f"stale since {self.indexed_at}: {', '.join(parts)}; re-index to update"
+
+
+def _signature(st: os.stat_result) -> str:
+    # the filesystem builder's signature (treeseek.trees.filesystem)
+    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def check_freshness(store: Store, info: TreeInfo) -> Freshness:
+    """Compare a tree with its source (see the module doc)."""
+    indexed_at = info.updated_at.isoformat(timespec="seconds")
+    ident = (info.name, info.source.value, info.root, indexed_at)
+    if info.source is TreeSource.GIT:
+        commit = info.root.rpartition("@")[2] or None
+        return Freshness(*ident, commit=commit, stale=False)
+    if info.source is not TreeSource.FILESYSTEM:
+        return Freshness(*ident)
+    root = Path(info.root)
+    if not root.is_dir():
+        return Freshness(*ident, stale=True, missing_root=True)
+    changed = removed = dirs_changed = 0
+    paths: list[str] = []
+    for path, state in store.file_states(info.name).items():
+        try:
+            st = os.stat(root / path, follow_symlinks=True)
+        except OSError:
+            removed += 1
+            if len(paths) < SHOWN_PATHS:
+                paths.append(path)
+            continue
+        if state.signature and _signature(st) != state.signature:
+            changed += 1
+            if len(paths) < SHOWN_PATHS:
+                paths.append(path)
+    indexed_ns = int(info.updated_at.timestamp() * 1_000_000_000)
+    for node in store.subtree(info.name, ""):
+        if node.type is not NodeType.DIRECTORY:
+            continue
+        try:
+            mtime = os.stat(root / node.path if node.path else root).st_mtime_ns
+        except OSError:
+            continue  # a removed directory: its files count as removed
+        if mtime > indexed_ns:
+            dirs_changed += 1
+            if len(paths) < SHOWN_PATHS:
+                paths.append((node.path or ".") + "/")
+    return Freshness(
+        *ident,
+        stale=bool(changed or removed or dirs_changed),
+        changed=changed,
+        removed=removed,
+        dirs_changed=dirs_changed,
+        paths=paths,
+    )

@@ -1,0 +1,256 @@
+"""The MCP server: treeseek's tools for coding agents (the official ``mcp`` SDK).
+
+Tools answer in compact text an agent reads directly (paths, line numbers, numbered lines);
+every failure is an MCP tool error with a one-line reason (unknown tree, ambiguous symbol
+with its candidates, bad range...), never a crash of the server. Database work runs on a
+worker thread, so a long index run never blocks the other tools.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
+
+import treeseek
+from treeseek.errors import TreeseekError
+from treeseek.service import Jobs, Service, error_kind
+from treeseek.service.core import number_lines
+
+T = TypeVar("T")
+
+INSTRUCTIONS = """\
+treeseek answers questions about indexed code repositories. Start with `trees` (what is
+indexed, and whether it is stale), then `search` a tree with a question (an issue's text
+works); `outline` a file to see its symbols, `read` exact line ranges, `find_symbol` by
+name path (path::Class.method) or a unique short name, and `references` to follow callers,
+callees and importers. `index` a directory to add or refresh a tree."""
+
+REFERENCE_KINDS = ("callers", "callees", "importers", "imports", "subclasses", "superclasses")
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+
+async def _call(fn: Callable[[], T]) -> T:
+    """Run database work on a worker thread; errors become one-line tool errors."""
+    try:
+        return await anyio.to_thread.run_sync(fn)
+    except TreeseekError as exc:
+        kind = error_kind(exc)
+        prefix = {"not_found": "not found", "ambiguous": "ambiguous", "limit": "too large"}
+        raise ToolError(f"{prefix.get(kind, 'error')}: {exc}") from exc
+    except Exception as exc:  # never take the server down
+        raise ToolError(f"internal error ({type(exc).__name__}): {exc}") from exc
+
+
+def _where(evidence: dict[str, Any] | None) -> str:
+    chunk = (evidence or {}).get("chunk") or {}
+    if not chunk.get("start_line"):
+        return ""
+    symbol = f" {chunk['symbol']}" if chunk.get("symbol") else ""
+    return f"  best:{symbol} L{chunk['start_line']}-{chunk['end_line']}"
+
+
+def _fresh_note(freshness: dict[str, Any]) -> str:
+    if freshness.get("stale"):
+        parts = [f"{freshness[k]} {k}" for k in ("changed", "removed") if freshness.get(k)]
+        if freshness.get("dirs_changed"):
+            parts.append(f"{freshness['dirs_changed']} dirs with new/removed entries")
+        return f"STALE since {freshness['indexed_at']} ({', '.join(parts)}): call index"
+    if freshness.get("source") == "git":
+        return f"commit {str(freshness.get('commit'))[:12]}"
+    return f"indexed {freshness.get('indexed_at')}"
+
+
+def render_search(answer: dict[str, Any]) -> str:
+    """A query answer as compact text: one line per file, or the budgeted spans."""
+    head = (
+        f"{answer['tree']} · {answer.get('strategy') or 'search'} · "
+        f"{_fresh_note(answer['freshness'])}"
+    )
+    lines = [head]
+    if answer.get("context") is not None:
+        budget = answer.get("budget") or {}
+        lines[0] += f" · {budget.get('used', '?')}/{budget.get('limit', '?')} tokens"
+        for span in answer["context"]:
+            symbol = f"  {span['symbol']}" if span.get("symbol") else ""
+            lines.append(f"\n== {span['path']}:{span['start_line']}-{span['end_line']}{symbol}")
+            if span.get("text") is not None:
+                lines.append(number_lines(span["text"], span["start_line"]))
+        if not answer["context"]:
+            lines.append("no matching code")
+        return "\n".join(lines)
+    for rank, hit in enumerate(answer["files"], 1):
+        score = f" ({hit['score']:.3f})" if hit.get("score") is not None else ""
+        lines.append(f"{rank}. {hit['path']}{score}{_where(hit.get('evidence'))}")
+    if not answer["files"]:
+        lines.append("no files found")
+    return "\n".join(lines)
+
+
+def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
+    """The MCP server over ``service`` (tools: search, outline, read, find_symbol,
+    references, trees, index)."""
+    jobs = jobs or Jobs(service)
+    server: MCPServer = MCPServer(
+        name="treeseek",
+        version=treeseek.__version__,
+        instructions=INSTRUCTIONS,
+        log_level="WARNING",
+    )
+
+    @server.tool(annotations=READ_ONLY, structured_output=False)
+    async def trees() -> str:
+        """List the indexed trees: name, files, what each was built from, and whether the
+        source changed since (stale trees need `index`)."""
+        rows = await _call(service.trees)
+        if not rows:
+            return "no trees yet: call index with a directory"
+        return "\n".join(
+            f"{r['name']}: {r['files']} files, {r['source']} {r['root']} · "
+            f"{_fresh_note(r['freshness'])}"
+            for r in rows
+        )
+
+    @server.tool(annotations=READ_ONLY, structured_output=False)
+    async def search(
+        tree: str,
+        question: str,
+        k: int = 5,
+        budget: int = 4000,
+        strategy: str | None = None,
+        path: str | None = None,
+        language: str | None = None,
+    ) -> str:
+        """Find the code that answers a question (an issue's text works) in a tree: the
+        line spans that answer it, numbered, within `budget` tokens (default 4000) from the k
+        best files; `budget=0` lists the files with their best line range instead. `path`
+        keeps files under a directory, `language` files of one language (python, ...); with
+        either, the answer is the file list."""
+        filtered = bool(path or language)
+        spans = budget if budget > 0 and service.has_context and not filtered else None
+
+        def run() -> dict[str, Any]:
+            wanted = min(service.limits.max_k, k * 5) if filtered else k
+            answer = service.query(
+                tree, question, k=wanted, budget=spans, strategy=strategy, content=False
+            )
+            if filtered and answer.get("context") is None:
+                answer["files"] = _filter(answer["files"], path, language)[:k]
+            return answer
+
+        return render_search(await _call(run))
+
+    @server.tool(annotations=READ_ONLY, structured_output=False)
+    async def read(tree: str, path: str, start: int | None = None, end: int | None = None) -> str:
+        """Read a file of a tree (as indexed), or lines start..end (1-based, inclusive), with
+        line numbers."""
+        data = await _call(lambda: service.read(tree, path, start, end))
+        head = f"{data['path']}:{data['start_line']}-{data['end_line']} of {data['total_lines']}"
+        if data["truncated"]:
+            head += " (truncated: ask for a range)"
+        return head + "\n" + number_lines(data["text"], data["start_line"])
+
+    @server.tool(annotations=READ_ONLY, structured_output=False)
+    async def outline(tree: str, path: str) -> str:
+        """The symbols of a file (or of every file under a directory): name paths, kinds,
+        signatures and line ranges, without the code."""
+        data = await _call(lambda: service.outline(tree, path))
+        lines: list[str] = []
+        for file in data["files"]:
+            lines.append(f"{file['path']}")
+            for item in file["items"]:
+                indent = "  " * (1 + item.get("depth", 0))
+                doc = f"  # {item['doc']}" if item.get("doc") else ""
+                lines.append(
+                    f"{indent}L{item['start_line']}-{item['end_line']} {item['kind']} "
+                    f"{item['signature'] or item['name_path'].split('::')[-1]}{doc}"
+                )
+        return "\n".join(lines) or "no symbols"
+
+    @server.tool(annotations=READ_ONLY, structured_output=False)
+    async def find_symbol(tree: str, name: str, code: bool = True) -> str:
+        """Find a symbol by name path (`path/to/file.py::Class.method`) or a unique short name
+        (`Class.method`, `function`), and show its code with line numbers. An ambiguous
+        name lists the candidates."""
+        data = await _call(lambda: service.find_symbol(tree, name))
+        head = f"{data['name_path']}  {data['path']}:{data['start_line']}-{data['end_line']}"
+        if data.get("kind"):
+            head += f"  {data['kind']}"
+        if not code or data.get("text") is None:
+            return head
+        return head + "\n" + number_lines(data["text"], data["start_line"])
+
+    @server.tool(annotations=READ_ONLY, structured_output=False)
+    async def references(tree: str, name: str, kind: str = "callers", limit: int = 50) -> str:
+        """Follow the code graph from a symbol or file: kind is callers, callees, importers
+        (of a file or module), imports, subclasses or superclasses. `name`: a name path
+        (path::Class.method), a path, a dotted module or module.qname."""
+        if kind not in REFERENCE_KINDS:
+            raise ToolError(
+                f"error: unknown kind {kind!r}; use one of {', '.join(REFERENCE_KINDS)}"
+            )
+        data = await _call(lambda: service.graph(tree, kind, name, limit=limit))
+        lines = [f"{kind} of {data['node']}: {data['total']}"]
+        lines.extend(row["id"] for row in data["results"])
+        if data["total"] > len(data["results"]):
+            lines.append(f"... {data['total'] - len(data['results'])} more (raise limit)")
+        return "\n".join(lines)
+
+    @server.tool(
+        annotations=ToolAnnotations(
+            read_only_hint=False, idempotent_hint=True, open_world_hint=False
+        ),
+        structured_output=False,
+    )
+    async def index(
+        ctx: Context,
+        path: str | None = None,
+        tree: str | None = None,
+        rev: str | None = None,
+    ) -> str:
+        """Index a directory (absolute path; a bare git repository indexes its HEAD or
+        `rev`) as `tree`, or re-index `tree` from where it was built (only changed files are
+        read). Sends progress while it runs; returns only after the new version is committed
+        and searchable."""
+        job = await _call(lambda: jobs.submit(tree=tree, source=path, rev=rev))
+        last: tuple[str, int] | None = None
+        while not job._event.is_set():
+            await anyio.to_thread.run_sync(job._event.wait, 0.25)
+            now = (job.phase, job.done)
+            if now != last and job.state == "running":
+                last = now
+                total = float(job.total) if job.total else None
+                await ctx.report_progress(float(job.done), total, f"{job.phase} {job.tree}")
+        if job.state == "failed":
+            raise ToolError(f"index failed: {job.error}")
+        report = job.report or {}
+        await ctx.report_progress(1.0, 1.0, f"committed {job.tree}")
+        return (
+            f"indexed {job.tree}: {report.get('files')} files ({report.get('added')} added,"
+            f" {report.get('changed')} changed, {report.get('removed')} removed,"
+            f" {report.get('unchanged')} unchanged) in {report.get('seconds')}s;"
+            " committed and searchable now"
+        )
+
+    return server
+
+
+def _filter(
+    files: list[dict[str, Any]], path: str | None, language: str | None
+) -> list[dict[str, Any]]:
+    from treeseek.code.languages import language_for_path
+
+    prefix = (path or "").strip("/")
+    out = []
+    for hit in files:
+        p = hit["path"]
+        if prefix and not (p == prefix or p.startswith(prefix + "/")):
+            continue
+        if language and language_for_path(p) != language:
+            continue
+        out.append(hit)
+    return out

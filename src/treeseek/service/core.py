@@ -1,0 +1,584 @@
+"""The operations both doors offer, with limits, safe paths and plain-JSON answers.
+
+    service = Service(treeseek.open("repo.db"))
+    service.query("repo", "where are retries computed", k=5)      # {"files": [...], ...}
+    service.read("repo", "src/app.py", 10, 40)                    # numbered lines 10-40
+    service.references("repo", "app.py::Client.get", "callers")
+
+Errors are :class:`~treeseek.errors.TreeseekError` subclasses with one-line messages;
+:func:`error_kind` names their category for an HTTP status or an MCP tool error.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+
+from treeseek.database import Database, normalize_query_path
+from treeseek.errors import (
+    BuildError,
+    ConfigError,
+    LLMError,
+    NodeNotFound,
+    PathError,
+    RetrievalError,
+    StoreError,
+    TreeNotFound,
+    TreeseekError,
+)
+from treeseek.index.freshness import Freshness
+from treeseek.trees.model import ContentStatus, Node, TreeInfo
+
+if TYPE_CHECKING:
+    from treeseek.llm.base import Navigator
+    from treeseek.search.graph.tree_graph import TreeCodeGraph
+
+#: relations of :meth:`Service.graph` (``treeseek graph``'s, without ``walk``)
+GRAPH_RELATIONS = (
+    "callers",
+    "callees",
+    "importers",
+    "imports",
+    "subclasses",
+    "superclasses",
+    "members",
+    "neighbours",
+    "entrypoints",
+)
+#: how long a freshness check is reused (a query answer carries one)
+FRESHNESS_TTL_S = 2.0
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def reading(method: Callable[P, R]) -> Callable[P, R]:
+    """Run a read operation inside one snapshot of the database: a query that reads many
+    rows sees the version before an index job's commit or the one after, never a mix."""
+
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        service = args[0]
+        assert isinstance(service, Service)
+        with service.snapshot():
+            return method(*args, **kwargs)
+
+    return wrapper
+
+
+class LimitExceeded(ConfigError):
+    """A request asks for more than the server's limits allow."""
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Per-request limits of a server (the CLI has none)."""
+
+    max_question_chars: int = 20_000
+    max_k: int = 100
+    max_budget: int = 100_000
+    max_seconds: float = 60.0  # wall time of one request
+    max_lines: int = 5_000  # lines of one read
+    max_items: int = 200  # code-retrieval items, graph answers
+    max_depth: int = 8  # tree view depth
+    max_nodes: int = 10_000  # nodes of one tree view
+
+
+def error_kind(exc: BaseException) -> str:
+    """The category of an error: ``not_found``, ``ambiguous``, ``bad_request``, ``limit``,
+    ``unavailable``, ``upstream`` or ``internal``."""
+    if type(exc).__name__ == "AmbiguousSymbol":
+        return "ambiguous"
+    if isinstance(exc, TreeNotFound | NodeNotFound):
+        return "not_found"
+    if isinstance(exc, LimitExceeded):
+        return "limit"
+    if isinstance(exc, PathError | ConfigError | BuildError | RetrievalError):
+        return "bad_request"
+    if isinstance(exc, LLMError):
+        return "upstream"
+    if isinstance(exc, StoreError):
+        return "unavailable"
+    if isinstance(exc, TreeseekError):
+        return "bad_request"
+    return "internal"
+
+
+def check_path(path: str) -> str:
+    """A repo-relative path in stored form, or PathError: no NUL byte, no absolute path
+    (``/x``, ``C:/x``, ``\\\\host``), no ``..`` part. (Contents come from the database, never
+    from the disk, and the builders never follow a symlink out of a tree's root, so a stored
+    path cannot lead outside the tree.)"""
+    if "\x00" in path:
+        raise PathError("path contains a NUL byte")
+    text = path.replace("\\", "/")
+    if text.startswith("/") or (len(text) > 1 and text[1] == ":" and text[0].isalpha()):
+        raise PathError(f"path {path!r} is absolute; give a path relative to the tree's root")
+    return normalize_query_path(text)
+
+
+def _limit(name: str, value: int | float | None, maximum: int | float, minimum: int = 1) -> None:
+    if value is None:
+        return
+    if value < minimum:
+        raise LimitExceeded(f"{name} must be >= {minimum}, got {value}")
+    if value > maximum:
+        raise LimitExceeded(f"{name} is {value}, over this server's limit of {maximum}")
+
+
+def tree_dict(info: TreeInfo) -> dict[str, Any]:
+    return {
+        "name": info.name,
+        "source": info.source.value,
+        "root": info.root,
+        "files": info.file_count,
+        "dirs": info.dir_count,
+        "nodes": info.node_count,
+        "depth": info.max_depth,
+        "built_at": info.built_at.isoformat(timespec="seconds"),
+        "updated_at": info.updated_at.isoformat(timespec="seconds"),
+    }
+
+
+def node_dict(node: Node) -> dict[str, Any]:
+    return {
+        "id": node.id,
+        "path": node.path,
+        "type": node.type.value,
+        "parent_id": node.parent_id,
+        "depth": node.depth,
+        "size": node.size,
+        "child_count": node.child_count,
+        "content_status": node.content_status.value,
+    }
+
+
+def number_lines(text: str, start: int) -> str:
+    """``text`` with right-aligned line numbers from ``start``, ripgrep-style (``  12:code``,
+    as ``treeseek cat TREE PATH:A-B`` prints spans)."""
+    lines = text.split("\n")
+    width = len(str(start + len(lines) - 1))
+    return "\n".join(f"{n:>{width}}:{line}" for n, line in enumerate(lines, start))
+
+
+class Service:
+    """The doors' operations over one database (thread-safe; see the package doc)."""
+
+    def __init__(
+        self,
+        db: Database,
+        *,
+        limits: Limits | None = None,
+        navigator: Navigator | None = None,
+        index_roots: Sequence[str | Path] | None = None,
+        freshness_ttl: float = FRESHNESS_TTL_S,
+    ) -> None:
+        self.db = db
+        self.freshness_ttl = freshness_ttl
+        self.limits = limits or Limits()
+        self._navigator = navigator
+        #: directories under which new trees may be indexed (None: anywhere)
+        self.index_roots = None if index_roots is None else [Path(r).resolve() for r in index_roots]
+        self._fresh: dict[tuple[str, str], tuple[float, Freshness]] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def has_context(self) -> bool:
+        """Whether budgeted context (spans, outlines, name paths) is available."""
+        return hasattr(self.db, "disclose")
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """One read snapshot of the store (when it offers one; the SQLite store does)."""
+        snap = getattr(self.db.store, "snapshot", None)
+        with snap() if snap is not None else nullcontext():
+            yield
+
+    @property
+    def navigator(self) -> Navigator:
+        if self._navigator is None:
+            from treeseek.llm.select import navigator_from_spec
+
+            self._navigator = navigator_from_spec(None)
+        return self._navigator
+
+    # -- trees ---------------------------------------------------------------------------
+    @reading
+    def freshness(self, tree: str, *, info: TreeInfo | None = None) -> Freshness:
+        """The tree's freshness, reused for ``freshness_ttl`` seconds per tree version."""
+        info = info or self.db.tree(tree)
+        key = (tree, info.updated_at.isoformat())
+        now = time.monotonic()
+        with self._lock:
+            cached = self._fresh.get(key)
+        if cached is not None and now - cached[0] < self.freshness_ttl:
+            return cached[1]
+        from treeseek.index.freshness import check_freshness
+
+        fresh = check_freshness(self.db.store, info)
+        with self._lock:
+            self._fresh = {k: v for k, v in self._fresh.items() if k[0] != tree}
+            self._fresh[key] = (now, fresh)
+        return fresh
+
+    @reading
+    def trees(self, *, freshness: bool = True) -> list[dict[str, Any]]:
+        out = []
+        for info in self.db.trees():
+            row = tree_dict(info)
+            if freshness:
+                row["freshness"] = self.freshness(info.name, info=info).to_dict()
+            out.append(row)
+        return out
+
+    @reading
+    def tree(self, name: str) -> dict[str, Any]:
+        info = self.db.tree(name)
+        return {**tree_dict(info), "freshness": self.freshness(name, info=info).to_dict()}
+
+    @reading
+    def show(self, tree: str, path: str = "", depth: int = 1) -> dict[str, Any]:
+        """A directory's nodes ``depth`` levels down (stored sibling order per level)."""
+        _limit("depth", depth, self.limits.max_depth)
+        start = self.db.node(tree, check_path(path))
+        nodes = [start]
+        frontier = [start] if start.is_dir else []
+        for _ in range(depth):
+            if not frontier:
+                break
+            found = self.db.store.children_many(tree, [n.id for n in frontier])
+            level = [c for n in frontier for c in found[n.id]]
+            nodes.extend(level)
+            if len(nodes) > self.limits.max_nodes:
+                raise LimitExceeded(
+                    f"the view has over {self.limits.max_nodes} nodes; ask for less depth"
+                    " or a deeper directory"
+                )
+            frontier = [c for c in level if c.is_dir]
+        return {"tree": tree, "path": start.path, "depth": depth, "nodes": nodes}
+
+    def delete(self, tree: str) -> None:
+        self.db.delete(tree)
+
+    def check_index_source(self, source: str) -> Path:
+        """The directory a new index may read, or PathError when it lies outside the
+        server's index roots."""
+        if "\x00" in source:
+            raise PathError("path contains a NUL byte")
+        path = Path(source).expanduser()
+        if not path.is_absolute():
+            raise PathError(f"give an absolute directory to index, not {source!r}")
+        resolved = path.resolve()
+        if self.index_roots is not None and not any(
+            resolved == root or root in resolved.parents for root in self.index_roots
+        ):
+            if not self.index_roots:
+                raise PathError(
+                    "this server indexes no new directories (start it with --index-root DIR);"
+                    " re-index an existing tree by name instead"
+                )
+            roots = ", ".join(str(r) for r in self.index_roots)
+            raise PathError(f"{source} is outside the directories this server indexes: {roots}")
+        if not resolved.is_dir():
+            raise BuildError(f"{source} is not a directory")
+        return resolved
+
+    # -- questions -----------------------------------------------------------------------
+    def check_question(self, question: str) -> str:
+        if not question.strip():
+            raise ConfigError("the question is empty")
+        if len(question) > self.limits.max_question_chars:
+            raise LimitExceeded(
+                f"the question has {len(question)} characters, over this server's limit of "
+                f"{self.limits.max_question_chars}"
+            )
+        return question
+
+    @reading
+    def query(
+        self,
+        tree: str,
+        question: str,
+        *,
+        k: int = 10,
+        budget: int | None = None,
+        content: bool = False,
+        **options: Any,
+    ) -> dict[str, Any]:
+        """The files that answer ``question`` (``options``: QueryOptions fields such as
+        ``strategy``, ``ranker``, ``hints``), with the tree's freshness."""
+        self.check_question(question)
+        _limit("k", k, self.limits.max_k)
+        _limit("budget", budget, self.limits.max_budget)
+        info = self.db.tree(tree)
+        options = {key: value for key, value in options.items() if value is not None}
+        answer: dict[str, Any] = {"tree": tree, "query": question}
+        if budget is not None:
+            answer.update(self._budgeted(tree, question, k, budget, options))
+        else:
+            result = self.db.query(
+                tree, question, navigator=self.navigator, k=k, include_content=content, **options
+            )
+            data = result.to_dict()
+            data.pop("trace", None)
+            answer.update(data)
+        answer["freshness"] = self.freshness(tree, info=info).to_dict()
+        return answer
+
+    def _budgeted(
+        self, tree: str, question: str, k: int, budget: int, options: dict[str, Any]
+    ) -> dict[str, Any]:
+        query: Any = self.db.query  # budget= arrives with the context layer (issue 10)
+        try:
+            ctx = query(tree, question, navigator=self.navigator, k=k, budget=budget, **options)
+        except TypeError as exc:
+            raise ConfigError("budgeted context is not available in this version") from exc
+        data: dict[str, Any] = ctx.to_dict()
+        return data
+
+    # -- files ---------------------------------------------------------------------------
+    @reading
+    def read(
+        self, tree: str, path: str, start: int | None = None, end: int | None = None
+    ) -> dict[str, Any]:
+        """Lines ``start..end`` (1-based, inclusive) of a stored file; the whole file (up to
+        the line limit) when no range is given."""
+        node = self.db.node(tree, check_path(path))
+        if node.is_dir:
+            raise NodeNotFound(f"{node.path or '.'} is a directory, not a file; list it instead")
+        text = self.db.text(tree, node)
+        if text is None:
+            reason = {
+                ContentStatus.BINARY: "it is binary",
+                ContentStatus.TOO_LARGE: "it was larger than the size limit when indexed",
+                ContentStatus.UNREADABLE: "it could not be read when indexed",
+                ContentStatus.ABSENT: "the tree was built from a path list",
+            }.get(node.content_status, "no content was stored")
+            raise NodeNotFound(f"{node.path} has no stored content: {reason}")
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        total = len(lines)
+        first = 1 if start is None else start
+        last = total if end is None else end
+        if first < 1 or (end is not None and end < first):
+            raise PathError(f"bad line range {first}-{last}: give 1 <= start <= end")
+        if first > max(total, 1):
+            raise PathError(f"line {first} is past the end of {node.path} ({total} lines)")
+        last = min(last, total)
+        if last - first + 1 > self.limits.max_lines:
+            if start is None and end is None:
+                last = first + self.limits.max_lines - 1
+            else:
+                raise LimitExceeded(
+                    f"{last - first + 1} lines asked, over this server's limit of "
+                    f"{self.limits.max_lines}; read a smaller range"
+                )
+        return {
+            "tree": tree,
+            "path": node.path,
+            "start_line": first,
+            "end_line": last,
+            "total_lines": total,
+            "truncated": last < total and end is None,
+            "text": "\n".join(lines[first - 1 : last]),
+        }
+
+    # -- code structure ------------------------------------------------------------------
+    def _graph(self, tree: str) -> TreeCodeGraph:
+        from treeseek.search.graph.tree_graph import cached_tree_graph
+
+        return cached_tree_graph(self.db.caches, self.db.store, self.db.tree(tree))
+
+    @reading
+    def symbols(self, tree: str, path: str) -> dict[str, Any]:
+        """The C1 symbols of one file with their name paths and line spans."""
+        node = self.db.node(tree, check_path(path))
+        if node.is_dir:
+            raise NodeNotFound(f"{node.path or '.'} is a directory; give a file")
+        symbols = (
+            [] if node.content_hash is None else self.db.store.code().symbols(node.content_hash)
+        )
+        return {
+            "tree": tree,
+            "path": node.path,
+            "symbols": [
+                {
+                    "name_path": f"{node.path}::{s.qname}",
+                    "qname": s.qname,
+                    "kind": str(s.kind),
+                    "signature": s.signature,
+                    "start_line": s.start_line,
+                    "end_line": s.end_line,
+                    "parent": s.parent,
+                    "doc": (s.docstring or "").strip().split("\n")[0] or None,
+                }
+                for s in symbols
+            ],
+        }
+
+    @reading
+    def outline(self, tree: str, path: str = "") -> dict[str, Any]:
+        """The symbols of a file, or of every code file under a directory."""
+        path = check_path(path)
+        outline = getattr(self.db, "outline", None)  # the context layer (issue 10)
+        if outline is not None:
+            data: dict[str, Any] = outline(tree, path).to_dict()
+            return data
+        symbols = self.symbols(tree, path)
+        depth = {s["qname"]: s["qname"].count(".") for s in symbols["symbols"]}
+        items = [{**s, "depth": depth[s["qname"]]} for s in symbols["symbols"]]
+        return {
+            "tree": tree,
+            "path": symbols["path"],
+            "files": [{"path": symbols["path"], "items": items}],
+        }
+
+    @reading
+    def find_symbol(self, tree: str, name: str) -> dict[str, Any]:
+        """The one symbol a name path (``path::Qual.name``) or a unique short name names,
+        with its code; AmbiguousSymbol (with the candidates) when several match."""
+        if "\x00" in name:
+            raise PathError("name contains a NUL byte")
+        resolve = getattr(self.db, "resolve_symbol", None)  # the context layer (issue 10)
+        if resolve is None:
+            raise ConfigError("find_symbol needs the context layer (not in this version)")
+        found = resolve(tree, name)
+        symbol = found.symbol
+        span = self.read(tree, found.path, symbol.start_line, symbol.end_line)
+        return {
+            "tree": tree,
+            "name_path": found.name_path,
+            "path": found.path,
+            "kind": str(symbol.kind),
+            "signature": symbol.signature,
+            "start_line": span["start_line"],
+            "end_line": span["end_line"],
+            "text": span["text"],
+        }
+
+    @reading
+    def graph(
+        self,
+        tree: str,
+        relation: str,
+        name: str | None = None,
+        *,
+        hops: int = 1,
+        kinds: Sequence[str] | None = None,
+        transitive: bool = False,
+        limit: int | None = None,
+    ) -> dict[str, Any]:
+        """One relation of the code graph (``treeseek graph``): callers, callees, importers,
+        imports, subclasses, superclasses, members, neighbours, or entrypoints."""
+        from treeseek.code.graph import EDGE_KINDS
+
+        if relation not in GRAPH_RELATIONS:
+            raise ConfigError(
+                f"unknown relation {relation!r}; use one of: {', '.join(GRAPH_RELATIONS)}"
+            )
+        limit = self.limits.max_items if limit is None else limit
+        _limit("limit", limit, self.limits.max_items)
+        _limit("hops", hops, 3)
+        loaded = self._graph(tree)
+        if relation == "entrypoints":
+            rows = [
+                {
+                    "path": e.path,
+                    "entry_type": e.entrypoint.entry_type,
+                    "framework": e.entrypoint.framework,
+                    "route_or_command": e.entrypoint.route_or_command,
+                    "handler": e.entrypoint.handler,
+                    "handler_symbol_id": (
+                        f"{e.handler_path}::{e.handler_symbol}"
+                        if e.handler_path and e.handler_symbol
+                        else e.handler_path
+                    ),
+                    "line": e.entrypoint.line,
+                }
+                for e in loaded.resolved.entrypoints
+            ]
+            return {
+                "tree": tree,
+                "relation": relation,
+                "node": None,
+                "results": rows[:limit],
+                "total": len(rows),
+            }
+        if not name:
+            raise ConfigError(
+                f"{relation} needs a name: a path, a name path (path::Qual.name),"
+                " a dotted module or module.qname"
+            )
+        graph = loaded.graph
+        node = graph.node(name)
+        if node is None:
+            raise NodeNotFound(
+                f"no file or symbol {name!r} in the code graph of {tree!r}; give a path, a name"
+                " path (path::Qual.name), a dotted module or module.qname"
+            )
+        found: list[str]
+        distances: dict[str, int] = {}
+        if relation == "callers":
+            found = graph.callers(node)
+        elif relation == "callees":
+            found = graph.callees(node)
+        elif relation == "importers":
+            found = graph.importers(node)
+        elif relation == "imports":
+            found = graph.imports(node)
+        elif relation == "subclasses":
+            found = graph.subclasses(node, transitive=transitive)
+        elif relation == "superclasses":
+            found = graph.superclasses(node, transitive=transitive)
+        elif relation == "members":
+            found = graph.members(node)
+        else:
+            wanted = tuple(kinds) if kinds else tuple(EDGE_KINDS)
+            unknown = [x for x in wanted if x not in EDGE_KINDS]
+            if unknown:
+                raise ConfigError(
+                    f"unknown edge kind(s) {', '.join(unknown)}; use {', '.join(EDGE_KINDS)}"
+                )
+            distances = graph.neighbours(node, hops=hops, kinds=wanted)
+            found = sorted(distances, key=lambda n: (distances[n], n))
+        rows = [
+            {"id": item, **({"distance": distances[item]} if distances else {})} for item in found
+        ]
+        return {
+            "tree": tree,
+            "relation": relation,
+            "node": node,
+            "results": rows[:limit],
+            "total": len(rows),
+        }
+
+    @reading
+    def code_items(
+        self,
+        tree: str,
+        query: str,
+        *,
+        layers: Sequence[str] | None = None,
+        limit: int = 8,
+    ) -> list[dict[str, Any]]:
+        """The code-retrieval endpoint of ``code-retrieval-layers.json``: C0-C3 items with
+        their metadata (:func:`treeseek.search.graph.items.retrieve_items`)."""
+        from treeseek.search.base import SearchContext
+        from treeseek.search.graph.items import LAYERS, retrieve_items
+
+        self.check_question(query)
+        _limit("limit", limit, self.limits.max_items)
+        info = self.db.tree(tree)
+        ctx = SearchContext(
+            store=self.db.store, tree=info, navigator=self.navigator, caches=self.db.caches
+        )
+        wanted = tuple(layers) if layers else LAYERS
+        return [asdict(item) for item in retrieve_items(ctx, query, layers=wanted, limit=limit)]

@@ -1,0 +1,185 @@
+"""Index jobs: index or re-index a tree in the background, with progress.
+
+One worker thread runs the jobs one after the other (SQLite has one writer at a time anyway);
+queries keep running on other threads and read the previous version of the tree until the
+job's single transaction commits. A job is ``done`` only after that commit: its ``report``
+then says what changed, and the tree is readable at once.
+
+    jobs = Jobs(service)
+    job = jobs.submit(tree="django")            # re-index from where it was built
+    job = jobs.submit(source="/src/app", tree="app")
+    jobs.wait(job.id, timeout=60)               # or poll jobs.get(job.id).to_dict()
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from treeseek.errors import BuildError, NodeNotFound, TreeseekError
+from treeseek.index.run import IndexProgress, IndexReport
+from treeseek.trees.model import TreeSource
+
+if TYPE_CHECKING:
+    from treeseek.service.core import Service
+
+#: finished jobs kept for polling
+KEPT_JOBS = 200
+
+Listener = Callable[["Job"], None]
+
+
+@dataclass
+class Job:
+    """One index run. ``state``: queued, running, done, failed."""
+
+    id: str
+    tree: str
+    source: str
+    rev: str | None = None
+    state: str = "queued"
+    phase: str = "queued"  # scan (listing files), read, write (committing), done
+    done: int = 0
+    total: int | None = None
+    error: str | None = None
+    report: dict[str, Any] | None = None
+    created: float = field(default_factory=time.time)
+    finished: float | None = None
+    _event: threading.Event = field(default_factory=threading.Event, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "tree": self.tree,
+            "source": self.source,
+            "rev": self.rev,
+            "state": self.state,
+            "phase": self.phase,
+            "done": self.done,
+            "total": self.total,
+            "error": self.error,
+            "report": self.report,
+        }
+
+
+def report_dict(report: IndexReport) -> dict[str, Any]:
+    return {
+        "tree": report.tree.name,
+        "files": report.tree.file_count,
+        "added": report.added,
+        "changed": report.changed,
+        "removed": report.removed,
+        "unchanged": report.unchanged,
+        "binary": report.binary,
+        "too_large": report.too_large,
+        "unreadable": report.unreadable,
+        "warnings": len(report.warnings),
+        "seconds": round(report.seconds, 3),
+    }
+
+
+class Jobs:
+    """The index jobs of one server (thread-safe)."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+        self._jobs: OrderedDict[str, Job] = OrderedDict()
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="treeseek-index")
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def submit(
+        self,
+        *,
+        tree: str | None = None,
+        source: str | None = None,
+        rev: str | None = None,
+        listener: Listener | None = None,
+    ) -> Job:
+        """Queue an index run: ``source`` (a directory under the server's index roots, or a
+        git repository with ``rev``) into ``tree``, or re-index ``tree`` from the source it
+        was built from. Errors in the request (unknown tree, bad directory) raise at once;
+        errors of the run fail the job."""
+        if source is None:
+            if tree is None:
+                raise BuildError("give a tree to re-index, or a source directory to index")
+            info = self.service.db.tree(tree)  # TreeNotFound
+            if info.source is TreeSource.GIT:
+                git_dir, _, commit = info.root.rpartition("@")
+                source_path = git_dir
+                rev = rev or commit
+            elif info.source is TreeSource.FILESYSTEM:
+                source_path = info.root
+            else:
+                raise BuildError(
+                    f"tree {tree!r} was built from a {info.source.value}; only directory and"
+                    " git trees can be re-indexed here"
+                )
+            if not Path(source_path).is_dir():
+                raise NodeNotFound(f"{source_path}, where tree {tree!r} was built, is gone")
+        else:
+            source_path = str(self.service.check_index_source(source))
+            if tree is None:
+                tree = Path(source_path).name.removesuffix(".git") or "tree"
+        with self._lock:
+            job = Job(id=f"job-{next(self._ids)}", tree=tree, source=source_path, rev=rev)
+            self._jobs[job.id] = job
+            while len(self._jobs) > KEPT_JOBS:
+                oldest = next(iter(self._jobs.values()))
+                if oldest.state in ("queued", "running"):
+                    break
+                self._jobs.popitem(last=False)
+        self._pool.submit(self._run, job, listener)
+        return job
+
+    def _run(self, job: Job, listener: Listener | None) -> None:
+        def progress(event: IndexProgress) -> None:
+            job.phase, job.done, job.total = event.phase, event.done, event.total
+            if listener is not None:
+                listener(job)
+
+        job.state = job.phase = "running"
+        if listener is not None:
+            listener(job)
+        try:
+            report = self.service.db.index(
+                job.source, name=job.tree, rev=job.rev, progress=progress
+            )
+        except TreeseekError as exc:
+            job.state, job.error = "failed", str(exc)
+        except Exception as exc:  # a job never takes the server down
+            job.state, job.error = "failed", f"{type(exc).__name__}: {exc}"
+        else:
+            # the report is returned after the commit: the new version is readable now
+            job.report = report_dict(report)
+            job.state = job.phase = "done"
+        job.finished = time.time()
+        job._event.set()
+        if listener is not None:
+            listener(job)
+
+    def get(self, job_id: str) -> Job:
+        with self._lock:
+            job = self._jobs.get(job_id)
+        if job is None:
+            raise NodeNotFound(f"no index job {job_id!r}")
+        return job
+
+    def list(self) -> list[Job]:
+        with self._lock:
+            return list(self._jobs.values())
+
+    def wait(self, job_id: str, timeout: float | None = None) -> Job:
+        job = self.get(job_id)
+        job._event.wait(timeout)
+        return job

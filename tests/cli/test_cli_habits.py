@@ -1,0 +1,190 @@
+"""What a new user expects of a CLI: --version, stdin, a config file, clear errors for a file
+or a bare repository given to `index`, freshness, and `watch`."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import treeseek
+from treeseek.cli.app import load_commands
+from treeseek.config import load_config, resolve_db_path
+from treeseek.errors import ConfigError
+
+app = load_commands()
+SRC = str(Path(treeseek.__file__).resolve().parents[1])
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "retry.py").write_text("def backoff(attempt):\n    return 2 ** attempt\n")
+    (root / "pkg" / "io.py").write_text("def read_all(path):\n    return open(path).read()\n")
+    return root
+
+
+def test_version() -> None:
+    result = CliRunner().invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.stdout.strip() == f"treeseek {treeseek.__version__}"
+
+
+def test_query_reads_the_question_from_stdin(project: Path, tmp_path: Path) -> None:
+    db = str(tmp_path / "q.db")
+    runner = CliRunner()
+    assert runner.invoke(app, ["index", str(project), "--db", db]).exit_code == 0
+    result = runner.invoke(
+        app, ["query", "project", "-", "--db", db, "-k", "1", "--json"], input="backoff attempt\n"
+    )
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.stdout)
+    assert answer["query"] == "backoff attempt\n"
+    assert answer["files"][0]["path"] == "pkg/retry.py"
+    empty = runner.invoke(app, ["query", "project", "-", "--db", db], input="  \n")
+    assert empty.exit_code == 1 and "empty" in empty.output
+
+
+def test_config_file_sets_the_database(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TREESEEK_DB", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
+    work = tmp_path / "work"
+    (work / "deep").mkdir(parents=True)
+    (work / "treeseek.toml").write_text('db = "state/index.db"\n[query]\nk = 3\n')
+    monkeypatch.chdir(work / "deep")  # found in a parent directory
+    assert resolve_db_path() == (work / "state" / "index.db").resolve()
+    assert load_config()["query"] == {"k": 3}
+    (work / "state").mkdir()
+    result = CliRunner().invoke(app, ["index", str(project)])
+    assert result.exit_code == 0, result.output
+    assert (work / "state" / "index.db").is_file()
+    # the environment and --db win over the file
+    assert resolve_db_path(tmp_path / "x.db") == tmp_path / "x.db"
+    monkeypatch.setenv("TREESEEK_DB", str(tmp_path / "env.db"))
+    assert resolve_db_path() == tmp_path / "env.db"
+
+
+def test_user_config_dir_and_bad_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    user = tmp_path / "cfg" / "treeseek"
+    user.mkdir(parents=True)
+    (user / "treeseek.toml").write_text('[llm]\nspec = "lexical"\n')
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    assert load_config()["llm"] == {"spec": "lexical"}
+    (user / "treeseek.toml").write_text("db = \n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config()
+    (user / "treeseek.toml").write_text('colour = "red"\n')
+    with pytest.raises(ConfigError, match="unknown setting"):
+        load_config()
+    monkeypatch.delenv("TREESEEK_DB", raising=False)
+    result = CliRunner().invoke(app, ["trees"])
+    assert result.exit_code == 1
+    assert "unknown setting(s) colour" in result.output
+
+
+def test_index_a_file_is_a_clear_error(project: Path, tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app, ["index", str(project / "pkg" / "retry.py"), "--db", str(tmp_path / "f.db")]
+    )
+    assert result.exit_code == 1
+    assert "is a file, not a directory" in result.output
+    assert "--paths-from" in result.output
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_index_a_bare_repository_indexes_its_head(project: Path, tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
+
+    def git(*args: str, cwd: Path = project) -> str:
+        done = subprocess.run(
+            ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
+        )
+        return done.stdout.strip()
+
+    git("init", "-q", "-b", "main")
+    git("add", ".")
+    git("commit", "-qm", "one")
+    first = git("rev-parse", "HEAD")
+    (project / "pkg" / "new.py").write_text("X = 1\n")
+    git("add", ".")
+    git("commit", "-qm", "two")
+    bare = tmp_path / "mirror.git"
+    git("clone", "-q", "--bare", str(project), str(bare), cwd=tmp_path)
+    db = str(tmp_path / "g.db")
+    runner = CliRunner()
+    result = runner.invoke(app, ["index", str(bare), "--db", db, "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["tree"]["name"] == "mirror" and report["tree"]["source"] == "git"
+    assert report["tree"]["file_count"] == 3  # HEAD, not pack files
+    old = runner.invoke(
+        app, ["index", str(bare), "--rev", first, "--name", "old", "--db", db, "--json"]
+    )
+    assert old.exit_code == 0, old.output
+    assert json.loads(old.stdout)["tree"]["file_count"] == 2
+    with treeseek.open(db) as database:
+        fresh = database.freshness("old")
+        assert fresh.stale is False and fresh.commit == first
+
+
+def test_freshness_of_a_directory_tree(project: Path, tmp_path: Path) -> None:
+    with treeseek.open(tmp_path / "f.db") as db:
+        db.index(project, name="p")
+        assert db.freshness("p").stale is False
+        time.sleep(0.01)
+        (project / "pkg" / "retry.py").write_text("def backoff(attempt):\n    return 3\n")
+        changed = db.freshness("p")
+        assert changed.stale is True and changed.changed == 1
+        assert changed.paths == ["pkg/retry.py"]
+        assert "1 changed" in changed.summary
+        (project / "pkg" / "io.py").unlink()
+        (project / "pkg" / "added.py").write_text("Y = 2\n")
+        both = db.freshness("p")
+        assert (both.changed, both.removed) == (1, 1) and both.dirs_changed >= 1
+        db.index(project, name="p")
+        assert db.freshness("p").stale is False
+
+
+@pytest.mark.skipif(
+    __import__("importlib").util.find_spec("watchfiles") is None, reason="needs watchfiles"
+)
+def test_watch_reindexes_on_change(project: Path, tmp_path: Path) -> None:
+    db = tmp_path / "w.db"
+    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "treeseek", "watch", str(project), "--db", str(db)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        assert "indexed project" in first, first
+        assert "watching" in proc.stdout.readline()
+        (project / "pkg" / "late.py").write_text("def latecomer():\n    return 1\n")
+        second = proc.stdout.readline()  # blocks until the re-index (pytest-timeout bounds it)
+        assert "indexed project: 1 added" in second, second
+        with treeseek.open(db) as database:
+            assert database.text("project", "pkg/late.py") is not None
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

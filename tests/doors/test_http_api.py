@@ -1,0 +1,549 @@
+"""The HTTP API over a real uvicorn server on loopback, driven by httpx."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from doors_helpers import TOKEN, live
+
+import treeseek
+from treeseek.errors import ConfigError, StoreError
+from treeseek.server import check_bind, read_token
+from treeseek.server.app import create_app
+from treeseek.service import Jobs, Limits, Service
+
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+@pytest.fixture
+def service(db_path: Path, project: Path) -> Iterator[Service]:
+    db = treeseek.open(db_path)
+    try:
+        yield Service(db, index_roots=[project.parent], freshness_ttl=0)
+    finally:
+        db.close()
+
+
+@pytest.fixture
+def client(service: Service) -> Iterator[httpx.Client]:
+    jobs = Jobs(service)
+    with (
+        live(create_app(service, token=TOKEN, jobs=jobs)) as url,
+        httpx.Client(base_url=url, headers=AUTH, timeout=60) as c,
+    ):
+        yield c
+    jobs.close()
+
+
+def wait_job(client: httpx.Client, job_id: str) -> dict[str, Any]:
+    for _ in range(1200):
+        job: dict[str, Any] = client.get(f"/v1/jobs/{job_id}").json()
+        if job["state"] in ("done", "failed"):
+            return job
+        time.sleep(0.05)
+    raise AssertionError(f"job {job_id} did not finish")
+
+
+def error(response: httpx.Response) -> dict[str, Any]:
+    body: dict[str, Any] = response.json()["error"]
+    assert "Traceback" not in body["message"] and "\n" not in body["message"]
+    return body
+
+
+# -- auth, OpenAPI, transport ----------------------------------------------------------------
+
+
+def test_auth_is_required_and_checked(client: httpx.Client) -> None:
+    url = str(client.base_url)
+    missing = httpx.get(url + "/v1/trees")
+    assert missing.status_code == 401
+    assert missing.headers["www-authenticate"] == "Bearer"
+    assert "missing" in error(missing)["message"]
+    wrong = httpx.get(url + "/v1/trees", headers={"Authorization": "Bearer nope"})
+    assert wrong.status_code == 401 and "wrong" in error(wrong)["message"]
+    basic = httpx.get(url + "/v1/trees", headers={"Authorization": f"Basic {TOKEN}"})
+    assert basic.status_code == 401
+    assert httpx.get(url + "/v1/openapi.json").status_code == 401
+    assert httpx.get(url + "/v1/health").json()["status"] == "ok"  # the only open route
+    assert client.get("/v1/trees").status_code == 200
+
+
+def test_openapi_lists_every_route_with_typed_bodies(client: httpx.Client) -> None:
+    spec = client.get("/v1/openapi.json").json()
+    paths = spec["paths"]
+    for route in (
+        "/v1/trees",
+        "/v1/trees/{tree}",
+        "/v1/trees/{tree}/nodes",
+        "/v1/trees/{tree}/index",
+        "/v1/jobs/{job_id}",
+        "/v1/trees/{tree}/query",
+        "/v1/trees/{tree}/files",
+        "/v1/trees/{tree}/symbols",
+        "/v1/trees/{tree}/graph/{relation}",
+        "/v1/retrieve",
+    ):
+        assert route in paths, route
+    assert "delete" in paths["/v1/trees/{tree}"]
+    schemas = spec["components"]["schemas"]
+    for name in ("QueryRequest", "QueryResponse", "RetrieveRequest", "RetrievalItem", "JobOut"):
+        assert name in schemas, name
+    query = paths["/v1/trees/{tree}/query"]["post"]
+    assert query["requestBody"]["content"]["application/json"]["schema"]["$ref"].endswith(
+        "/QueryRequest"
+    )
+    assert client.get("/docs").status_code == 404  # no interactive docs (no CDN scripts)
+
+
+def test_cors_is_off(client: httpx.Client) -> None:
+    preflight = client.options(
+        "/v1/trees",
+        headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "GET"},
+    )
+    assert "access-control-allow-origin" not in preflight.headers
+    got = client.get("/v1/trees", headers={"Origin": "https://evil.example"})
+    assert "access-control-allow-origin" not in got.headers
+
+
+def test_without_a_token_only_loopback_names_are_served(db_path: Path) -> None:
+    db = treeseek.open(db_path)
+    try:
+        with live(create_app(Service(db))) as url:
+            assert httpx.get(url + "/v1/trees").status_code == 200  # Host: 127.0.0.1:PORT
+            port = url.rpartition(":")[2]
+            for host in (f"localhost:{port}", "localhost", f"[::1]:{port}"):
+                assert httpx.get(url + "/v1/trees", headers={"Host": host}).status_code == 200
+            rebound = httpx.get(url + "/v1/trees", headers={"Host": f"evil.example:{port}"})
+            assert rebound.status_code == 421 and error(rebound)["type"] == "misdirected"
+    finally:
+        db.close()
+
+
+def test_non_loopback_bind_needs_a_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ConfigError, match=r"refusing to listen on 0\.0\.0\.0 without a token"):
+        check_bind("0.0.0.0", None)
+    with pytest.raises(ConfigError):
+        check_bind("192.168.1.10", None)
+    check_bind("0.0.0.0", TOKEN)
+    for host in ("127.0.0.1", "localhost", "::1", "127.0.0.2"):
+        check_bind(host, None)
+    from typer.testing import CliRunner
+
+    from treeseek.cli.app import load_commands
+
+    monkeypatch.delenv("TREESEEK_TOKEN", raising=False)
+    result = CliRunner().invoke(
+        load_commands(), ["serve", "--host", "0.0.0.0", "--db", str(tmp_path / "x.db")]
+    )
+    assert result.exit_code == 1
+    assert "without a token" in result.output
+
+
+def test_tokens_come_from_a_file_or_the_environment(tmp_path: Path) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN + "\n")
+    assert read_token(token_file, environ={}) == TOKEN
+    assert read_token(None, environ={"TREESEEK_TOKEN": TOKEN}) == TOKEN
+    assert read_token(None, environ={}) is None
+    with pytest.raises(ConfigError, match="at least"):
+        read_token(None, environ={"TREESEEK_TOKEN": "short"})
+    with pytest.raises(ConfigError, match="cannot read"):
+        read_token(tmp_path / "missing", environ={})
+
+
+# -- trees -------------------------------------------------------------------------------------
+
+
+def test_trees_show_nodes_and_unknown_tree(client: httpx.Client, project: Path) -> None:
+    trees = client.get("/v1/trees").json()["trees"]
+    assert [t["name"] for t in trees] == ["demo"]
+    demo = trees[0]
+    assert demo["source"] == "filesystem" and demo["root"] == str(project.resolve())
+    assert demo["freshness"]["stale"] is False
+    assert client.get("/v1/trees/demo").json()["files"] == demo["files"]
+    nodes = client.get("/v1/trees/demo/nodes", params={"path": "app", "depth": 2}).json()
+    paths = [n["path"] for n in nodes["nodes"]]
+    assert paths[0] == "app" and "app/api/users.py" in paths
+    assert "leak.txt" not in [n["path"] for n in client.get("/v1/trees/demo/nodes").json()["nodes"]]
+    unknown = client.get("/v1/trees/nope")
+    assert unknown.status_code == 404 and error(unknown)["type"] == "not_found"
+    too_deep = client.get("/v1/trees/demo/nodes", params={"depth": 99})
+    assert too_deep.status_code == 413 and error(too_deep)["type"] == "limit"
+
+
+# -- query -------------------------------------------------------------------------------------
+
+
+def test_query_answers_with_files_and_freshness(client: httpx.Client) -> None:
+    answer = client.post(
+        "/v1/trees/demo/query", json={"question": "UserService get_user", "k": 3}
+    ).json()
+    assert answer["files"][0]["path"] in ("app/service.py", "app/api/users.py")
+    assert len(answer["files"]) <= 3
+    assert answer["strategy"] == "flat"
+    assert answer["freshness"]["stale"] is False
+    assert answer["files"][0]["content"] is None  # contents only when asked
+    with_content = client.post(
+        "/v1/trees/demo/query", json={"question": "normalize_name", "k": 1, "content": True}
+    ).json()
+    assert "def normalize_name" in with_content["files"][0]["content"]
+
+
+def test_query_limits_and_bad_input_are_4xx(client: httpx.Client, service: Service) -> None:
+    def post(body: Any, **kw: Any) -> httpx.Response:
+        return client.post("/v1/trees/demo/query", json=body, **kw)
+
+    big_k = post({"question": "x", "k": 10_000})
+    assert big_k.status_code == 413 and "limit of 100" in error(big_k)["message"]
+    long = post({"question": "x" * (service.limits.max_question_chars + 1)})
+    assert long.status_code == 413 and "characters" in error(long)["message"]
+    assert post({"question": "  "}).status_code == 400
+    assert post({"question": "x", "k": 0}).status_code == 413
+    assert post({"question": "x", "budget": 10**9}).status_code == 413
+    typo = post({"question": "x", "kk": 3})
+    assert typo.status_code == 422 and "kk" in error(typo)["message"]
+    assert post({"k": 3}).status_code == 422  # no question
+    assert post({"question": "x", "k": "many"}).status_code == 422
+    assert post({"question": "x", "strategy": "nope"}).status_code == 400
+    malformed = client.post(
+        "/v1/trees/demo/query",
+        content=b'{"question": "x",',
+        headers={"Content-Type": "application/json"},
+    )
+    assert malformed.status_code == 422 and error(malformed)["type"] == "invalid_request"
+    not_object = client.post(
+        "/v1/trees/demo/query", content=b"[1, 2]", headers={"Content-Type": "application/json"}
+    )
+    assert not_object.status_code == 422
+    huge = client.post(
+        "/v1/trees/demo/query",
+        content=b'{"question": "' + b"x" * (2 << 20) + b'"}',
+        headers={"Content-Type": "application/json"},
+    )
+    assert huge.status_code == 413
+    assert post({"question": "x"}).status_code == 200  # still serving
+
+
+# -- files, symbols, graph ---------------------------------------------------------------------
+
+
+def test_files_whole_and_line_ranges(client: httpx.Client) -> None:
+    whole = client.get("/v1/trees/demo/files", params={"path": "app/service.py"}).json()
+    assert whole["start_line"] == 1 and whole["end_line"] == whole["total_lines"]
+    assert whole["text"].startswith('"""The user service."""')
+    part = client.get(
+        "/v1/trees/demo/files", params={"path": "big.txt", "start": 10, "end": 12}
+    ).json()
+    assert part["text"] == "line 10\nline 11\nline 12"
+    assert (part["start_line"], part["end_line"], part["total_lines"]) == (10, 12, 200)
+    tail = client.get("/v1/trees/demo/files", params={"path": "big.txt", "start": 199}).json()
+    assert tail["text"] == "line 199\nline 200"
+    for bad in ({"start": 0}, {"start": 5, "end": 4}, {"start": 500}):
+        response = client.get("/v1/trees/demo/files", params={"path": "big.txt", **bad})
+        assert response.status_code == 400, bad
+        assert "range" in error(response)["message"] or "past the end" in error(response)["message"]
+    directory = client.get("/v1/trees/demo/files", params={"path": "app"})
+    assert directory.status_code == 404 and "directory" in error(directory)["message"]
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["../outside-secret.txt", "/etc/passwd", "app/../../x", "app/\x00x", "C:/x", "\\\\host\\x"],
+)
+def test_no_path_leaves_the_tree(client: httpx.Client, path: str) -> None:
+    response = client.get("/v1/trees/demo/files", params={"path": path})
+    assert response.status_code == 400
+    assert error(response)["type"] == "bad_request"
+
+
+def test_a_symlink_out_of_the_root_is_not_served(client: httpx.Client) -> None:
+    response = client.get("/v1/trees/demo/files", params={"path": "leak.txt"})
+    assert response.status_code == 404
+    assert "not for clients" not in response.text
+
+
+def test_symbols_and_graph(client: httpx.Client) -> None:
+    symbols = client.get("/v1/trees/demo/symbols", params={"path": "app/service.py"}).json()
+    by_name = {s["name_path"]: s for s in symbols["symbols"]}
+    method = by_name["app/service.py::UserService.get_user"]
+    assert method["kind"] == "method" and method["start_line"] < method["end_line"]
+    callers = client.get(
+        "/v1/trees/demo/graph/callers", params={"name": "app/service.py::normalize_name"}
+    ).json()
+    assert "app/service.py::UserService.get_user" in [r["id"] for r in callers["results"]]
+    importers = client.get(
+        "/v1/trees/demo/graph/importers", params={"name": "app/service.py"}
+    ).json()
+    assert "app/api/users.py" in [r["id"] for r in importers["results"]]
+    subclasses = client.get(
+        "/v1/trees/demo/graph/subclasses", params={"name": "app/service.py::UserService"}
+    ).json()
+    assert [r["id"] for r in subclasses["results"]] == ["app/service.py::AdminService"]
+    entry = client.get("/v1/trees/demo/graph/entrypoints").json()["results"]
+    assert entry[0]["route_or_command"].strip("\"'") == "/users/{user_id}"
+    assert entry[0]["handler_symbol_id"] == "app/api/users.py::get_user"
+    unknown = client.get("/v1/trees/demo/graph/friends", params={"name": "app"})
+    assert unknown.status_code == 400 and "unknown relation" in error(unknown)["message"]
+    missing = client.get("/v1/trees/demo/graph/callers", params={"name": "nope.py::x"})
+    assert missing.status_code == 404
+
+
+# -- code retrieval ------------------------------------------------------------------------------
+
+
+def test_retrieve_returns_layer_items_with_the_spec_metadata(client: httpx.Client) -> None:
+    body = {"tree": "demo", "query": "which endpoint handles get_user", "limit": 40}
+    items = client.post("/v1/retrieve", json=body).json()["items"]
+    assert items and len(items) <= 40
+    layers = {i["layer"] for i in items}
+    assert layers == {
+        "C0_SOURCE_CHUNKS",
+        "C1_SYMBOL_CATALOG",
+        "C2_DEPENDENCY_GRAPH",
+        "C3_ENTRYPOINTS",
+    }
+    need = {
+        "C0_SOURCE_CHUNKS": {"chunk_index", "chunk_type", "module_or_unit", "artifact_type"},
+        "C1_SYMBOL_CATALOG": {
+            "symbol_id",
+            "qname",
+            "kind",
+            "signature",
+            "decorators_or_annotations",
+            "docstring_or_javadoc",
+            "parent_symbol_id",
+            "package_or_module",
+            "is_entry_candidate",
+            "lang_payload",
+            "artifact_type",
+        },
+        "C2_DEPENDENCY_GRAPH": {
+            "edge_id",
+            "edge_type",
+            "src_symbol_id",
+            "src_qname",
+            "dst_symbol_id",
+            "dst_ref",
+            "resolution",
+            "lang_payload",
+            "artifact_type",
+        },
+        "C3_ENTRYPOINTS": {
+            "entry_id",
+            "entry_type",
+            "framework",
+            "route_or_command",
+            "handler_symbol_id",
+            "lang_payload",
+            "artifact_type",
+        },
+    }
+    for item in items:
+        assert need[item["layer"]] <= set(item["metadata"]), item["layer"]
+        assert item["start_line"] is not None and item["end_line"] is not None
+        assert isinstance(item["score"], float)
+    entry = next(i for i in items if i["layer"] == "C3_ENTRYPOINTS")
+    assert entry["metadata"]["handler_symbol_id"] == "app/api/users.py::get_user"
+    assert entry["metadata"]["module_or_unit"] == "app.api.users"
+    symbol = next(i for i in items if i["title"] == "UserService.get_user")
+    assert symbol["metadata"]["symbol_id"] == "app/service.py::UserService.get_user"
+    assert symbol["metadata"]["parent_symbol_id"] == "app/service.py::UserService"
+    assert symbol["metadata"]["package_or_module"] == "app.service"
+    resolved = [
+        i
+        for i in items
+        if i["layer"] == "C2_DEPENDENCY_GRAPH" and i["metadata"]["dst_ref"] == "UserService"
+    ]
+    assert resolved and resolved[0]["metadata"]["dst_symbol_id"] == "app/service.py::UserService"
+    assert resolved[0]["metadata"]["resolution"] == "resolved"
+    scores = {i["score"] for i in items}
+    assert len(scores) > 1  # per item, not one per file
+    only = client.post(
+        "/v1/retrieve",
+        json={"project_id": "demo", "query": "get_user", "layers": ["C1_SYMBOL_CATALOG"]},
+    ).json()["items"]
+    assert only and {i["layer"] for i in only} == {"C1_SYMBOL_CATALOG"}
+    assert len(only) <= 8  # the spec's default limit
+    bad = client.post("/v1/retrieve", json={"tree": "demo", "query": "x", "layers": ["C9"]})
+    assert bad.status_code == 422
+    no_tree = client.post("/v1/retrieve", json={"query": "x"})
+    assert no_tree.status_code == 400 and "tree" in error(no_tree)["message"]
+
+
+# -- index jobs, freshness, delete --------------------------------------------------------------
+
+
+def test_reindex_job_reports_done_after_the_commit_and_freshness_follows(
+    client: httpx.Client, project: Path
+) -> None:
+    (project / "app" / "service.py").write_text(
+        (project / "app" / "service.py").read_text() + "\n\ndef fresh_helper():\n    return 1\n"
+    )
+    stale = client.get("/v1/trees/demo").json()["freshness"]
+    assert stale["stale"] is True and "app/service.py" in stale["paths"]
+    answer = client.post("/v1/trees/demo/query", json={"question": "fresh_helper"}).json()
+    assert answer["freshness"]["stale"] is True
+    started = client.post("/v1/trees/demo/index")
+    assert started.status_code == 202
+    job = wait_job(client, started.json()["id"])
+    assert job["state"] == "done" and job["report"]["changed"] == 1
+    # done means committed: the new content is readable at once
+    text = client.get("/v1/trees/demo/files", params={"path": "app/service.py"}).json()["text"]
+    assert "def fresh_helper" in text
+    assert client.get("/v1/trees/demo").json()["freshness"]["stale"] is False
+    assert job["id"] in [j["id"] for j in client.get("/v1/jobs").json()["jobs"]]
+    assert client.get("/v1/jobs/job-999").status_code == 404
+
+
+def test_index_a_new_directory_only_under_the_index_roots(
+    client: httpx.Client, tmp_path: Path
+) -> None:
+    other = tmp_path / "other"
+    (other / "pkg").mkdir(parents=True)
+    (other / "pkg" / "mod.py").write_text("def answer():\n    return 42\n")
+    started = client.post("/v1/trees/other/index", json={"source": str(other)})
+    assert started.status_code == 202
+    assert wait_job(client, started.json()["id"])["state"] == "done"
+    assert client.get("/v1/trees/other").json()["files"] == 1
+    outside = client.post("/v1/trees/etc/index", json={"source": "/etc"})
+    assert outside.status_code == 400 and "outside" in error(outside)["message"]
+    relative = client.post("/v1/trees/x/index", json={"source": "other"})
+    assert relative.status_code == 400
+    assert client.post("/v1/trees/nope/index").status_code == 404  # nothing to re-index
+    deleted = client.delete("/v1/trees/other")
+    assert deleted.json() == {"deleted": "other"}
+    assert client.get("/v1/trees/other").status_code == 404
+    assert client.delete("/v1/trees/other").status_code == 404
+
+
+def test_queries_run_while_a_reindex_writes(client: httpx.Client, project: Path) -> None:
+    for n in range(40):
+        (project / "app" / f"gen_{n}.py").write_text(f"def generated_{n}():\n    return {n}\n")
+    statuses: list[int] = []
+    failures: list[str] = []
+    seen: set[int] = set()
+    done = threading.Event()
+
+    def ask() -> None:
+        try:
+            with httpx.Client(base_url=str(client.base_url), headers=AUTH, timeout=120) as c:
+                while not done.is_set():
+                    r = c.post(
+                        "/v1/trees/demo/query", json={"question": "generated_7 user", "k": 5}
+                    )
+                    statuses.append(r.status_code)
+                    if r.status_code == 200:
+                        seen.add(c.get("/v1/trees/demo").json()["files"])
+        except Exception as exc:  # recorded, asserted below
+            failures.append(repr(exc))
+
+    def wait_for(count: int) -> None:
+        for _ in range(2400):  # bounded: at most ~120 s on a loaded machine
+            if len(statuses) >= count or failures:
+                return
+            time.sleep(0.05)
+
+    workers = [threading.Thread(target=ask) for _ in range(4)]
+    for w in workers:
+        w.start()
+    wait_for(4)  # queries are running before the index job starts
+    job = wait_job(client, client.post("/v1/trees/demo/index").json()["id"])
+    wait_for(len(statuses) + 4)  # ... and after it committed
+    done.set()
+    for w in workers:
+        w.join(timeout=120)
+    assert job["state"] == "done"
+    assert not failures
+    assert len(statuses) >= 8 and set(statuses) == {200}
+    before, after = 6, 46  # the old version or the new one, never a part of it
+    assert seen <= {before, after} and after in seen
+    final = client.post("/v1/trees/demo/query", json={"question": "generated_7", "k": 1}).json()
+    assert final["files"][0]["path"] == "app/gen_7.py"
+
+
+# -- failures never take the server down --------------------------------------------------------
+
+
+def test_a_database_error_is_one_request_failing(
+    client: httpx.Client, service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken_store(*args: Any, **kwargs: Any) -> Any:
+        raise StoreError("database is locked")
+
+    def broken_sqlite(*args: Any, **kwargs: Any) -> Any:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(service, "read", broken_store)
+    locked = client.get("/v1/trees/demo/files", params={"path": "big.txt"})
+    assert locked.status_code == 503 and error(locked)["type"] == "unavailable"
+    monkeypatch.setattr(service, "read", broken_sqlite)
+    crashed = client.get("/v1/trees/demo/files", params={"path": "big.txt"})
+    assert crashed.status_code == 500
+    assert error(crashed)["message"] == "internal error (OperationalError); see the log"
+    assert client.get("/v1/trees").status_code == 200
+
+
+def test_wall_time_limit(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = treeseek.open(db_path)
+    service = Service(db, limits=Limits(max_seconds=0.2))
+    release = threading.Event()
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        release.wait(30)
+        return {}
+
+    monkeypatch.setattr(service, "tree", slow)
+    try:
+        with live(create_app(service)) as url:
+            response = httpx.get(url + "/v1/trees/demo", timeout=60)
+            assert response.status_code == 504 and error(response)["type"] == "timeout"
+            release.set()
+            assert httpx.get(url + "/v1/trees", timeout=60).status_code == 200
+    finally:
+        release.set()
+        db.close()
+
+
+# -- budgeted context, outline, symbols by name (the context layer) -----------------------------
+
+HAS_CONTEXT = hasattr(treeseek.Database, "resolve_symbol")
+needs_context = pytest.mark.skipif(not HAS_CONTEXT, reason="the context layer is not merged")
+
+
+@needs_context
+def test_query_with_a_budget_answers_spans(client: httpx.Client) -> None:
+    answer = client.post(
+        "/v1/trees/demo/query", json={"question": "normalize_name strips and titles", "budget": 300}
+    ).json()
+    assert answer["budget"]["limit"] == 300 and answer["budget"]["used"] <= 300
+    span = answer["context"][0]
+    assert span["path"] == "app/service.py" and span["start_line"] >= 1
+    assert "normalize_name" in span["text"]
+    assert answer["files"][0]["path"] == "app/service.py"
+    assert answer["freshness"]["stale"] is False
+
+
+@needs_context
+def test_outline_and_find_symbol(client: httpx.Client) -> None:
+    outline = client.get("/v1/trees/demo/outline", params={"path": "app/service.py"}).json()
+    names = [i["name_path"] for f in outline["files"] for i in f["items"]]
+    assert "app/service.py::UserService.get_user" in names
+    whole = client.get("/v1/trees/demo/outline", params={"path": "app"}).json()
+    assert {f["path"] for f in whole["files"]} >= {"app/service.py", "app/api/users.py"}
+    found = client.get("/v1/trees/demo/symbols/find", params={"name": "normalize_name"}).json()
+    assert found["name_path"] == "app/service.py::normalize_name"
+    assert found["text"].startswith("def normalize_name(name):")
+    ambiguous = client.get("/v1/trees/demo/symbols/find", params={"name": "get_user"})
+    assert ambiguous.status_code == 409
+    body = error(ambiguous)
+    assert body["type"] == "ambiguous"
+    assert "app/service.py::AdminService.get_user" in body["candidates"]
+    missing = client.get("/v1/trees/demo/symbols/find", params={"name": "no_such_thing"})
+    assert missing.status_code == 404

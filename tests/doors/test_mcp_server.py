@@ -1,0 +1,212 @@
+"""The MCP server driven by the SDK's own client: over stdio (a real subprocess) and over
+streamable HTTP on loopback."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from doors_helpers import TOKEN, live
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+import treeseek
+from treeseek.database import Database
+from treeseek.mcp.run import BearerAuth
+from treeseek.mcp.server import build_server
+from treeseek.service import Service
+
+SRC = str(Path(treeseek.__file__).resolve().parents[1])
+TOOLS = {"trees", "search", "read", "outline", "find_symbol", "references", "index"}
+HAS_CONTEXT = hasattr(Database, "resolve_symbol")
+
+
+def text(result: Any) -> str:
+    return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+
+def stdio_params(db_path: Path, cwd: Path) -> StdioServerParameters:
+    env = {
+        "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(cwd),
+        "TREESEEK_LLM": "lexical",
+    }
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "treeseek", "mcp", "--db", str(db_path)],
+        env=env,
+        cwd=str(cwd),
+    )
+
+
+def run(session: Callable[[Client], Awaitable[None]], server: Any) -> None:
+    async def main() -> None:
+        async with Client(server, read_timeout_seconds=120) as client:
+            await session(client)
+
+    anyio.run(main)
+
+
+async def exercise(client: Client, project: Path) -> None:
+    """The calls both transports must answer the same way."""
+    tools = await client.list_tools()
+    assert {t.name for t in tools.tools} == TOOLS
+    for tool in tools.tools:
+        assert tool.description and len(tool.description) > 40, tool.name
+
+    listed = text(await client.call_tool("trees", {}))
+    assert listed.startswith("demo: ") and "indexed" in listed
+
+    found = await client.call_tool(
+        "search", {"tree": "demo", "question": "normalize_name", "k": 3, "budget": 0}
+    )
+    assert not found.is_error
+    lines = text(found).splitlines()
+    assert lines[0].startswith("demo · flat · indexed")
+    assert lines[1].startswith("1. app/service.py")
+    assert "best:" in lines[1]
+
+    read = text(
+        await client.call_tool("read", {"tree": "demo", "path": "big.txt", "start": 9, "end": 11})
+    )
+    assert read == "big.txt:9-11 of 200\n 9:line 9\n10:line 10\n11:line 11"
+
+    callers = text(
+        await client.call_tool(
+            "references",
+            {"tree": "demo", "name": "app/service.py::normalize_name", "kind": "callers"},
+        )
+    )
+    assert "app/service.py::UserService.get_user" in callers
+
+    # errors: one line, as tool errors; the server keeps serving
+    for args, needle in (
+        ({"tool": "read", "tree": "nope", "path": "x.py"}, "no tree named 'nope'"),
+        ({"tool": "read", "tree": "demo", "path": "big.txt", "start": 300}, "past the end"),
+        ({"tool": "read", "tree": "demo", "path": "big.txt", "start": 5, "end": 2}, "bad line"),
+        ({"tool": "read", "tree": "demo", "path": "../etc/passwd"}, "not inside the tree"),
+        ({"tool": "search", "tree": "nope", "question": "x"}, "no tree named"),
+        ({"tool": "references", "tree": "demo", "name": "x", "kind": "friends"}, "unknown kind"),
+        ({"tool": "references", "tree": "demo", "name": "nope.py::f"}, "not found"),
+        ({"tool": "index", "tree": "nope"}, "no tree named"),
+    ):
+        tool = args.pop("tool")
+        failed = await client.call_tool(tool, args)
+        assert failed.is_error, (tool, args)
+        message = text(failed)
+        assert needle in message and "\n" not in message and "Traceback" not in message
+
+    filtered = text(
+        await client.call_tool(
+            "search", {"tree": "demo", "question": "user", "path": "app/api", "k": 5}
+        )
+    )
+    assert [line.split()[1] for line in filtered.splitlines()[1:]] == ["app/api/users.py"]
+
+    if HAS_CONTEXT:
+        spans = text(
+            await client.call_tool(
+                "search", {"tree": "demo", "question": "normalize_name title", "budget": 400}
+            )
+        )
+        head, _, body = spans.partition("\n")
+        assert "/400 tokens" in head
+        assert "== app/service.py:" in body and ":def normalize_name(name):" in body
+        symbol = text(
+            await client.call_tool("find_symbol", {"tree": "demo", "name": "normalize_name"})
+        )
+        assert symbol.splitlines()[0].startswith("app/service.py::normalize_name  app/service.py:")
+        assert "def normalize_name(name):" in symbol
+        ambiguous = await client.call_tool("find_symbol", {"tree": "demo", "name": "get_user"})
+        assert ambiguous.is_error
+        assert "app/service.py::UserService.get_user" in text(ambiguous)
+        assert "app/service.py::AdminService.get_user" in text(ambiguous)
+        outline = text(
+            await client.call_tool("outline", {"tree": "demo", "path": "app/service.py"})
+        )
+        assert "UserService" in outline and "normalize_name" in outline
+
+    # index: progress while it runs, done only once committed (then searchable)
+    (project / "app" / "late.py").write_text("def latecomer_function():\n    return 1\n")
+    progress: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append((done, total, message))
+
+    indexed = await client.call_tool("index", {"tree": "demo"}, progress_callback=on_progress)
+    assert not indexed.is_error, text(indexed)
+    assert "1 added" in text(indexed) and "committed" in text(indexed)
+    assert progress and progress[-1][2] == "committed demo"
+    after = text(
+        await client.call_tool(
+            "search", {"tree": "demo", "question": "latecomer_function", "budget": 0}
+        )
+    )
+    assert after.splitlines()[1].startswith("1. app/late.py"), after
+
+
+def test_mcp_over_stdio_subprocess(db_path: Path, project: Path, tmp_path: Path) -> None:
+    async def session(client: Client) -> None:
+        await exercise(client, project)
+
+    run(session, stdio_params(db_path, tmp_path))
+
+
+def test_mcp_over_streamable_http(db_path: Path, project: Path) -> None:
+    db = treeseek.open(db_path)
+    try:
+        server = build_server(Service(db, freshness_ttl=0))
+        with live(server.streamable_http_app(host="127.0.0.1")) as url:
+
+            async def session(client: Client) -> None:
+                await exercise(client, project)
+
+            run(session, url + "/mcp")
+    finally:
+        db.close()
+
+
+def test_mcp_http_with_a_token_refuses_other_requests(db_path: Path) -> None:
+    db = treeseek.open(db_path)
+    try:
+        app = BearerAuth(build_server(Service(db)).streamable_http_app(host="127.0.0.1"), TOKEN)
+        with live(app) as url:
+            hello = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "test", "version": "0"},
+                },
+            }
+            headers = {"Accept": "application/json, text/event-stream"}
+            refused = httpx.post(url + "/mcp", json=hello, headers=headers)
+            assert refused.status_code == 401
+            wrong = httpx.post(
+                url + "/mcp", json=hello, headers={**headers, "Authorization": "Bearer x"}
+            )
+            assert wrong.status_code == 401
+            accepted = httpx.post(
+                url + "/mcp", json=hello, headers={**headers, "Authorization": f"Bearer {TOKEN}"}
+            )
+            assert accepted.status_code == 200
+            assert "treeseek" in accepted.text
+    finally:
+        db.close()
+
+
+def test_mcp_http_refuses_a_public_address_without_a_token(db_path: Path) -> None:
+    from treeseek.errors import ConfigError
+    from treeseek.mcp import run as run_mcp
+
+    with pytest.raises(ConfigError, match="without a token"):
+        run_mcp(db=db_path, http=True, host="0.0.0.0", port=1)
