@@ -250,15 +250,16 @@ def _label(node: Node) -> str:
 
 
 def _levels(database: Database, tree: str, start: Node, depth: int) -> dict[str, list[Node]]:
-    """Children of every directory shown, one batched read per level."""
+    """Children of every node shown (directories, and document sections with subsections),
+    one batched read per level."""
     children: dict[str, list[Node]] = {}
-    frontier = [start] if start.is_dir else []
+    frontier = [start] if start.has_children else []
     for _ in range(depth):
         if not frontier:
             break
         found = database.store.children_many(tree, [n.id for n in frontier])
         children.update(found)
-        frontier = [c for n in frontier for c in found[n.id] if c.is_dir]
+        frontier = [c for n in frontier for c in found[n.id] if c.has_children]
     return children
 
 
@@ -286,7 +287,7 @@ def show_command(
     def add(branch: Tree, node: Node) -> None:
         for child in children.get(node.id, []):
             sub = branch.add(_label(child))
-            if child.is_dir:
+            if child.has_children:
                 if child.id in children:
                     add(sub, child)
                 elif child.child_count:
