@@ -3,7 +3,8 @@
 The caller's strategy picks the method (spec section 1 sends every document tree here):
 
 * ``flat`` (and ``auto``/``document`` without an LLM): BM25 over section titles and texts with
-  the tree's own statistics (:class:`~treeseek.search.document.corpus.SectionCorpus`);
+  the tree's own statistics, each section scored over its subtree and fused with its
+  document's rank (:meth:`~treeseek.search.document.corpus.SectionCorpus.rank`);
 * ``collapsed`` (or ``traverse``): :func:`~treeseek.search.graph.collapsed.collapsed_tree_policy`
   with the spec's defaults through the traverse operator, routing over document and section
   summaries down to leaf sections;
@@ -194,10 +195,10 @@ class DocumentRetriever(Retriever):
         if method in ("beam", "block"):
             return self._tree_search(ctx, query, options, method, corpus)
         if method == "flat":
-            ranked = corpus.bm25(query)[: options.k]
+            ranked = corpus.rank(query)[: options.k]
             ids = [(corpus.sections[p].node.id, p, score) for p, score in ranked]
             navigator = "none"
-            stop = f"{len(ids)} sections ranked by BM25"
+            stop = f"{len(ids)} sections ranked by BM25 (subtree + document)"
         else:
             hits = traverse(
                 query,
