@@ -101,15 +101,17 @@ def build(root: Path, name: str) -> list[dict[str, object]]:
             for _, para in _paragraphs(section.text):  # type: ignore[attr-defined]
                 for m in _REF.finditer(para):
                     role, body = m.group(1), m.group(2)
-                    target, link_text = _target_and_text(body)
+                    target, _link_text = _target_and_text(body)
                     if role == "ref":
                         found = labels.get(re.sub(r"\s+", " ", target.lower()))
                         if found is None:
                             continue
                         gold_doc, gold, title = found
                     else:
-                        key = target.lstrip("/") if target.startswith("/") else (
-                            f"{here}/{target}" if here else target
+                        key = (
+                            target.lstrip("/")
+                            if target.startswith("/")
+                            else (f"{here}/{target}" if here else target)
                         )
                         key = str(Path(key)).replace("\\", "/")
                         parts = []

@@ -8,7 +8,7 @@ document is removed from every ranking before scoring. Metrics: recall@1, recall
 document level (any hit inside the gold document; the only level a whole-file method has), and
 context tokens per query (cl100k tokens of the top-5 results' texts).
 
-    python bench/docs_xref/run.py DOCS --questions Q.jsonl --split dev --db /work/runs/docs/xref/x.db
+    python bench/docs_xref/run.py DOCS --questions Q.jsonl --split dev --db x.db
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import treeseek
 from treeseek.llm.lexical import LexicalNavigator
 from treeseek.llm.tokens import count_tokens
 from treeseek.search.base import QueryOptions, SearchContext
-from treeseek.search.document.corpus import B, K1, terms
+from treeseek.search.document.corpus import K1, B, terms
 from treeseek.search.document.retriever import DocumentRetriever
 
 TOP = 5
@@ -54,7 +54,8 @@ class FileBM25:
                 if not f:
                     continue
                 idf = math.log(1 + (self.n - self.df[t] + 0.5) / (self.df[t] + 0.5))
-                s += idf * f * (K1 + 1) / (f + K1 * (1 - B + B * self.len[p] / self.avg))
+                norm = f * (K1 + 1) / (f + K1 * (1 - B + B * self.len[p] / self.avg))
+                s += idf * norm * (1 + math.log(qn))
             if s > 0:
                 scores[p] = s
         return sorted(scores, key=lambda p: (-scores[p], p))
@@ -86,8 +87,10 @@ def main() -> None:
     with treeseek.open(args.db, hooks=[]) as db:
         started = time.perf_counter()
         report = db.index(args.docs, name=args.name, documents=True)
-        print(f"indexed {report.tree.file_count} nodes in {time.perf_counter() - started:.1f}s;"
-              f" {len(report.warnings)} warnings")
+        print(
+            f"indexed {report.tree.file_count} nodes in {time.perf_counter() - started:.1f}s;"
+            f" {len(report.warnings)} warnings"
+        )
         info = db.tree(args.name)
         ctx = SearchContext(db.store, info, LexicalNavigator())
         retriever = DocumentRetriever()
@@ -139,8 +142,10 @@ def main() -> None:
             if rs
         }
         print(f"{args.split}: {len(qs)} questions")
-        print("| method | section R@1 | section R@5 | section MRR | doc R@1 | doc R@5 | doc MRR |"
-              " tokens/query (top 5) |")
+        print(
+            "| method | section R@1 | section R@5 | section MRR | doc R@1 | doc R@5 | doc MRR |"
+            " tokens/query (top 5) |"
+        )
         print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
         for m, s in summary.items():
             print(

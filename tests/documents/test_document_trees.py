@@ -228,3 +228,14 @@ def test_auto_on_a_document_tree_without_llm_is_flat(database: Database, docs: P
     assert database.query("docs", "sky", strategy="auto").strategy == "document-flat"
     nav = _navigator([], [])
     assert database.query("docs", "sky", navigator=nav).strategy == "document-beam"
+
+
+def test_reindex_writes_only_what_changed(database: Database, docs: Path) -> None:
+    database.index(docs, name="docs", documents=True)
+    (docs / "guide.md").write_text(GUIDE.replace("# Appendix\n\nLicence text.\n", ""))
+    (docs / "sub" / "faq.rst").unlink()
+    report = database.index(docs, name="docs", documents=True)
+    assert (report.added, report.changed, report.removed, report.unchanged) == (0, 1, 1, 0)
+    assert database.store.node_by_path("docs", "guide.md/2-appendix") is None
+    assert database.store.node_by_path("docs", "sub") is None
+    assert database.store.node_by_path("docs", "guide.md/1-widgets") is not None

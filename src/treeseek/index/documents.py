@@ -269,7 +269,10 @@ def index_documents(
         if n.is_file and n.parent_id is not None and old_nodes.get(parent_path(p), n).is_dir
     }
     added = sum(1 for p in docs if p not in old_docs)
-    changed = sum(1 for p in docs if p in old_docs and any(n in to_write for n in docs[p].nodes))
+    written = {n.id for n in to_write}
+    changed = sum(
+        1 for p in docs if p in old_docs and any(n.id in written for n in docs[p].nodes)
+    )
     return IndexReport(
         tree=store.tree(name),
         added=added,
