@@ -14,11 +14,11 @@ How a file is cut (decided here, relied on by storage and retrieval):
   uncovered run, after trimming filler lines at the run's ends (blank, closing punctuation
   such as ``}`` or ``});``, a block ``end``); filler-only runs get no chunk.
 * A file without symbols (or without a grammar) is all windows.
-* A Markdown or reST file (documentation in a repository) is cut at its section headings
-  instead (:func:`section_chunks`): one chunk per section's own text, its ``symbol`` the
-  section's title path (``Deploying to Production > Gunicorn > Running``), split into windows
-  inside the section when longer than :data:`MAX_SYMBOL_LINES`; a file without headings gets
-  windows.
+* Markdown and reST files (documentation in a repository) get windows in the index like any
+  file without a grammar; :func:`section_chunks` cuts them at their section headings instead
+  (one chunk per section's own text, ``symbol`` = the title path, e.g. ``Deploying to
+  Production > Gunicorn``), which flat retrieval does at query time for prose questions, so
+  the stored chunk index, and every code question's ranking, stay as they were.
 * Chunk texts are cut at :data:`MAX_CHUNK_CHARS` (minified code), and chunks are numbered in
   order of their first line.
 """

@@ -13,7 +13,7 @@ import dataclasses
 import multiprocessing
 from collections.abc import Iterable, Iterator
 
-from treeseek.code.chunks import build_chunks, section_chunks
+from treeseek.code.chunks import build_chunks
 from treeseek.code.edges import extract_edges
 from treeseek.code.entrypoints import extract_entrypoints
 from treeseek.code.languages import SUPPORTED, family, language_for_path
@@ -66,8 +66,7 @@ def index_file(path: str, data: bytes) -> FileCodeIndex:
     if "\r" in text:
         lines = [line.rstrip("\r") for line in lines]
     if language is None or language not in SUPPORTED:
-        sections = section_chunks(path, lines)
-        return FileCodeIndex(None, module, sections or build_chunks(lines, ()))
+        return FileCodeIndex(None, module, build_chunks(lines, ()))
     if len(data) > MAX_PARSE_BYTES:
         return FileCodeIndex(
             language, module, build_chunks(lines, ()), parse_error="file too large to parse"

@@ -270,9 +270,7 @@ def index_documents(
     }
     added = sum(1 for p in docs if p not in old_docs)
     written = {n.id for n in to_write}
-    changed = sum(
-        1 for p in docs if p in old_docs and any(n.id in written for n in docs[p].nodes)
-    )
+    changed = sum(1 for p in docs if p in old_docs and any(n.id in written for n in docs[p].nodes))
     return IndexReport(
         tree=store.tree(name),
         added=added,

@@ -27,7 +27,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from treeseek.store.base import Store
-from treeseek.text.tokens import QUERY_STOPWORDS, code_tokens
+from treeseek.text.tokens import prose_terms
 from treeseek.trees.documents.layout import Outline, SectionInfo, read_outline
 from treeseek.trees.model import Node, TreeInfo
 
@@ -39,21 +39,8 @@ RRF_K = 20.0
 FUSION_DEPTH = 300
 
 
-def fold(token: str) -> str:
-    """A light suffix folding: plural and verb endings of longer words."""
-    if len(token) > 5 and token.endswith("ing"):
-        return token[:-3]
-    if len(token) > 4 and token.endswith("ed"):
-        return token[:-2]
-    if len(token) > 4 and token.endswith("ies"):
-        return token[:-3] + "y"
-    if len(token) > 3 and token.endswith("s") and not token.endswith("ss"):
-        return token[:-1]
-    return token
-
-
 def terms(text: str) -> list[str]:
-    return [fold(t) for t in code_tokens(text) if t not in QUERY_STOPWORDS]
+    return prose_terms(text)
 
 
 @dataclass(slots=True)
