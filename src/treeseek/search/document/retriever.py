@@ -35,6 +35,7 @@ from treeseek.search.base import (
     SearchContext,
     SectionEvidence,
 )
+from treeseek.search.caches import Slot
 from treeseek.search.document.corpus import SectionCorpus, terms
 from treeseek.search.document.view import DocumentView
 from treeseek.search.graph.collapsed import Surface, collapsed_tree_policy
@@ -46,6 +47,9 @@ from treeseek.search.tree.block import BlockRetriever
 from treeseek.search.tree.prompts import DOCUMENT_PROMPTS
 from treeseek.trees.model import node_id_for_path
 
+#: a document tree's sections and its collapsed-tree surfaces, in the database's caches
+CORPUS: Slot[SectionCorpus] = Slot("document.corpus")
+SURFACES: Slot[SectionSurfaces] = Slot("document.surfaces")
 #: trees with at most this many nodes use Beam under ``auto`` (as for filesystem trees)
 AUTO_BEAM_MAX_NODES = 50
 METHODS = ("flat", "collapsed", "beam", "block")
@@ -162,31 +166,13 @@ class DocumentRetriever(Retriever):
 
     name = "document"
 
-    def __init__(self) -> None:
-        self._cache: dict[tuple[str, str, str], tuple[SectionCorpus, SectionSurfaces | None]] = {}
-
     def corpus(self, ctx: SearchContext) -> SectionCorpus:
-        where = getattr(ctx.store, "path", None)
-        key = (
-            str(where) if where else f"id:{id(ctx.store)}",
-            ctx.tree.name,
-            ctx.tree.updated_at.isoformat(),
-        )
-        found = self._cache.get(key)
-        if found is None:
-            if len(self._cache) > 8:
-                self._cache.clear()
-            found = self._cache[key] = (SectionCorpus.load(ctx.store, ctx.tree), None)
-        return found[0]
+        """The tree's sections, loaded once per tree version (the database's caches)."""
+        return ctx.caches.get(CORPUS, ctx.tree, lambda: SectionCorpus.load(ctx.store, ctx.tree))
 
     def surfaces(self, ctx: SearchContext) -> SectionSurfaces:
         corpus = self.corpus(ctx)
-        key = next(k for k, v in self._cache.items() if v[0] is corpus)
-        built = self._cache[key][1]
-        if built is None:
-            built = SectionSurfaces.build(corpus)
-            self._cache[key] = (corpus, built)
-        return built
+        return ctx.caches.get(SURFACES, ctx.tree, lambda: SectionSurfaces.build(corpus))
 
     def retrieve(self, ctx: SearchContext, query: str, options: QueryOptions) -> Result:
         started = time.perf_counter()
