@@ -136,7 +136,9 @@ class Database(Closing):
             from treeseek.index.documents import DocumentBuilder, index_documents
 
             doc_builder = DocumentBuilder(source)
-            return index_documents(self.store, name or _default_name(source, None), doc_builder)
+            doc_tree = check_tree_name(name or _default_name(source, None))
+            self.caches.drop(doc_tree)  # a new version: what was derived from the old one goes
+            return index_documents(self.store, doc_tree, doc_builder)
         if documents:
             raise BuildError("documents=True needs a document file or a directory of documents")
         builder = self._builder(source, paths_from)
