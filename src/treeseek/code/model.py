@@ -14,6 +14,7 @@ from typing import Any
 class ChunkType(StrEnum):
     SYMBOL_BLOCK = "symbol_block"  # a function, class or method body
     WINDOW = "window"  # 80-line windows with 15 lines overlap for the rest
+    SECTION = "section"  # a Markdown/reST section's own text (symbol: its title path)
 
 
 class SymbolKind(StrEnum):

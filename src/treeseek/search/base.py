@@ -90,6 +90,20 @@ class WalkEvidence:
     walk_score: float
 
 
+@dataclass(frozen=True, slots=True)
+class SectionEvidence:
+    """Where a returned document section is: its document, titles, level and span (first and
+    last line or page of its own text, 1-based, inclusive; None when the source gave none)."""
+
+    document: str  # path of the document node
+    title: str
+    title_path: list[str]  # the document's title, then each enclosing section's
+    level: int  # 1 = a top section, 0 = text before the first heading
+    start: int | None
+    end: int | None
+    unit: str  # "line" | "page" | "none"
+
+
 @dataclass(slots=True)
 class Evidence:
     """Why a file was returned. Empty fields are left out of :meth:`to_dict`."""
@@ -99,6 +113,7 @@ class Evidence:
     mentions: list[MentionEvidence] = field(default_factory=list)
     why: dict[str, int] = field(default_factory=dict)  # signal -> the file's rank in it
     walk: WalkEvidence | None = None
+    section: SectionEvidence | None = None  # document trees: the section returned
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -112,6 +127,8 @@ class Evidence:
             out["why"] = dict(self.why)
         if self.walk is not None:
             out["walk"] = asdict(self.walk)
+        if self.section is not None:
+            out["section"] = asdict(self.section)
         return out
 
 

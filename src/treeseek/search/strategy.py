@@ -195,7 +195,10 @@ def run_query(
         from treeseek.llm.select import navigator_from_spec
 
         navigator = navigator_from_spec(None)
-    options = replace(options, strategy=name)
+    if name != DOCUMENT_STRATEGY:
+        options = replace(options, strategy=name)
+    # a document tree: the document retriever reads the caller's strategy (flat, collapsed,
+    # beam, block, auto) to pick its method
     deadline = Deadline(
         resolve_deadline_s(options.deadline_s), call_timeout_s=options.llm_timeout_s
     )
@@ -259,6 +262,15 @@ def _traverse_between(options: QueryOptions) -> Retriever:
     return GraphWalkRetriever(WalkConfig(protect_head=0))
 
 
+def _document(options: QueryOptions) -> Retriever:
+    from treeseek.search.document.retriever import DocumentRetriever
+
+    return _document_retriever.setdefault("", DocumentRetriever())
+
+
+_document_retriever: dict[str, Retriever] = {}
+
+
 #: name -> factory of every strategy treeseek ships (``auto`` is the selection rule, not a row)
 BUILTIN_STRATEGIES: dict[str, RetrieverFactory] = {
     "beam": _beam,
@@ -266,5 +278,6 @@ BUILTIN_STRATEGIES: dict[str, RetrieverFactory] = {
     "flat": _flat,
     "traverse": _traverse,
     "traverse-between": _traverse_between,
+    DOCUMENT_STRATEGY: _document,
 }
 _registry: dict[str, RetrieverFactory] = dict(BUILTIN_STRATEGIES)

@@ -138,3 +138,23 @@ def query_terms(query: str, *, drop_extensions: bool = True) -> list[str]:
         if not drop_extensions or tok not in EXTENSION_TOKENS:
             seen.setdefault(tok, None)
     return list(seen)
+
+
+def fold(token: str) -> str:
+    """A light English suffix folding for prose (``deploying``/``deployed``/``deploys`` ->
+    ``deploy``): plural and verb endings of longer words."""
+    if len(token) > 5 and token.endswith("ing"):
+        return token[:-3]
+    if len(token) > 4 and token.endswith("ed"):
+        return token[:-2]
+    if len(token) > 4 and token.endswith("ies"):
+        return token[:-3] + "y"
+    if len(token) > 3 and token.endswith("s") and not token.endswith("ss"):
+        return token[:-1]
+    return token
+
+
+def prose_terms(text: str) -> list[str]:
+    """Terms of prose (documentation sections, questions about them): code tokens without
+    stopwords, suffix-folded; repeats kept."""
+    return [fold(t) for t in code_tokens(text) if t not in QUERY_STOPWORDS]

@@ -17,7 +17,14 @@ Signals (each can be switched off for ablations, see :class:`FlatConfig`):
 - ``symbols``: the same over C1 symbol documents (qualified name, signature, docstring);
 - ``paths``: fielded path BM25 (:class:`~treeseek.rank.paths.BM25PathScorer`);
 - ``mentions``: paths, modules, stack frames and identifiers named exactly in the query;
-- ``vectors``: cosine similarity of the query and each file's embedded outline (optional).
+- ``vectors``: cosine similarity of the query and each file's embedded outline (optional);
+- ``sections``: for a *prose question* only (one line phrased as a question, naming no code:
+  no path, module, stack frame or code-shaped identifier, e.g. "how do I deploy flask with
+  gunicorn"), the documentation files (Markdown/reST, cut at their headings at query time,
+  :mod:`~treeseek.search.flat.doc_sections`) ranked by their best section, which becomes the
+  hit's chunk evidence (type ``section``: title path and line span); those files are spared
+  the non-code penalty. Any other question ranks exactly as without this signal, and code
+  files never move relative to each other.
 
 Every statistic (document counts, document frequencies, average lengths) is the tree's own:
 a tree's ranking depends only on the tree and the question, never on the other trees of its
@@ -38,6 +45,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from treeseek.code.chunks import SECTION_SUFFIXES
 from treeseek.code.conventions import is_test_path
 from treeseek.code.languages import language_for_path
 from treeseek.embed.base import Embedder
@@ -57,6 +65,7 @@ from treeseek.search.base import (
     SearchContext,
 )
 from treeseek.search.caches import Slot
+from treeseek.search.flat.doc_sections import DocSections
 from treeseek.search.flat.file_bm25 import FileBM25Index
 from treeseek.search.flat.parts import PartIndex, RankedPart, SymbolCatalog
 from treeseek.search.flat.understanding import (
@@ -116,6 +125,8 @@ class FlatConfig:
     w_paths: float = 1.0
     w_vectors: float = 0.8
     w_mentions: float = 0.02  # per unit of exact evidence (understanding.py weights)
+    #: documentation sections for prose questions (see the module docstring); 0 turns it off
+    w_sections: float = 2.0
     # lexical
     #: the query's most important terms that go to chunk (and symbol) BM25. Measured when
     #: FTS5 ran it (every chunk any OR'ed term matched was scored): on all 197 dev instances 24
@@ -149,6 +160,8 @@ class _TreeFiles:
     chunk_spans: dict[str, list[ChunkSpan]] = field(default_factory=dict)
     #: the tree's symbols by name (exact mentions, the symbols signal's evidence)
     catalog: SymbolCatalog | None = None
+    #: sections of the documentation files, built by the first prose question
+    doc_sections: DocSections | None = None
 
 
 #: the per-tree tables of the flat retriever, in the database's caches
@@ -174,6 +187,8 @@ class _Signals:
     best_chunk: dict[str, RankedPart] = field(default_factory=dict)
     #: every chunk's score for the query's terms (None: not computed)
     chunk_scores: npt.NDArray[np.float64] | None = None
+    #: a prose question: documentation files are not penalized as non-code
+    prose: bool = False
 
 
 def _chunk_evidence(span: ChunkSpan, score: float) -> ChunkEvidence:
@@ -455,8 +470,13 @@ class FlatRetriever(Retriever):
         want = {
             files.hash_by_path[h.path]
             for h in hits
-            if h.path not in reached and h.path in files.hash_by_path
+            if h.path not in reached
+            and h.path in files.hash_by_path
+            and h.evidence.chunk is None  # a documentation section found by ``sections``
         }
+        sectioned = {h.path for h in hits if h.evidence.chunk is not None}
+        for path in sectioned:
+            reached.pop(path, None)  # a documentation section found by ``sections`` stays
         best: dict[str, RankedPart] = {}
         if want:
             chunks = self._chunk_index(code, files)
@@ -470,6 +490,31 @@ class FlatRetriever(Retriever):
             found = evidence.get(h.path)
             if found is not None:
                 h.evidence.chunk = found
+
+    @staticmethod
+    def _section_signal(
+        ctx: SearchContext, query: str, files: _TreeFiles, signals: _Signals, allowed: set[str]
+    ) -> None:
+        """Documentation files ranked by their best section (prose questions only)."""
+        if files.doc_sections is None:
+            docs = {p: h for p, h in files.hash_by_path.items() if is_doc_path(p)}
+            blobs = ctx.store.contents(list(set(docs.values())))
+            files.doc_sections = DocSections.build(
+                {p: blobs[h] for p, h in docs.items() if h in blobs}
+            )
+        best = {p: v for p, v in files.doc_sections.best_by_file(query).items() if p in allowed}
+        if not best:
+            return
+        signals.ranks["sections"] = _ranks({p: score for p, (score, _) in best.items()})
+        for p, (score, chunk) in best.items():
+            signals.evidence[p].chunk = ChunkEvidence(
+                index=chunk.index,
+                type=chunk.type.value,
+                start_line=chunk.start_line,
+                end_line=chunk.end_line,
+                symbol=chunk.symbol,
+                score=round(score, 4),
+            )
 
     def _chunk_signal(
         self,
@@ -584,6 +629,7 @@ class FlatRetriever(Retriever):
         signals = _Signals()
         notes: list[str] = []
         parsed = ParsedQuery.parse(query)
+        signals.prose = cfg.w_sections > 0 and is_prose_question(parsed)
         terms = self._query_terms(code, parsed, cfg, files)
         if cfg.files:
             note = self._file_signal(
@@ -599,6 +645,8 @@ class FlatRetriever(Retriever):
             self._chunk_signal(code, terms, files, cfg, signals, allowed)
         if cfg.symbols and terms:
             self._symbol_signal(code, terms, files, cfg, signals, allowed)
+        if signals.prose:
+            self._section_signal(ctx, query, files, signals, set(paths))
         matches: list[MentionMatch] = []
         if cfg.mentions:
             resolver = MentionResolver(files.names, files.hash_by_path, self._catalog(code, files))
@@ -658,6 +706,7 @@ class FlatRetriever(Retriever):
             "symbols": cfg.w_symbols,
             "paths": cfg.w_paths,
             "vectors": cfg.w_vectors,
+            "sections": cfg.w_sections,
         }
         scores: dict[str, float] = defaultdict(float)
         for name, ranks in signals.ranks.items():
@@ -667,7 +716,10 @@ class FlatRetriever(Retriever):
         for p, ev in files_by_evidence(matches).items():
             scores[p] += cfg.w_mentions * ev
         for p in scores:
-            scores[p] *= self._prior(p, cfg, files)
+            if signals.prose and is_doc_path(p):
+                scores[p] *= cfg.test_penalty if is_test_path(p) else 1.0
+            else:
+                scores[p] *= self._prior(p, cfg, files)
         return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
 
     @staticmethod
@@ -726,6 +778,56 @@ class FlatRetriever(Retriever):
             usage=Usage(),
             cost_usd=0.0,
         )
+
+
+#: release notes: sections by version, which match every question's words and answer none
+_CHANGELOG_NAMES = ("changes", "changelog", "history", "news", "release")
+
+#: first words of a question asked in prose ("how do I ...", "what is ...")
+QUESTION_WORDS = frozenset(
+    {
+        "how",
+        "what",
+        "why",
+        "where",
+        "when",
+        "which",
+        "who",
+        "whom",
+        "can",
+        "could",
+        "should",
+        "would",
+        "is",
+        "are",
+        "does",
+        "do",
+        "did",
+        "explain",
+    }
+)
+
+
+def is_doc_path(path: str) -> bool:
+    """A documentation file cut at its headings (Markdown, reST), not release notes."""
+    low = path.lower()
+    if not low.endswith(SECTION_SUFFIXES):
+        return False
+    return not low.rpartition("/")[2].startswith(_CHANGELOG_NAMES)
+
+
+def is_prose_question(parsed: ParsedQuery) -> bool:
+    """A question asked in prose: one line, phrased as a question (a question word first, or a
+    question mark last), naming no code (no path, module, stack frame or code-shaped
+    identifier). Keyword queries ("session cookie signing") are not: they rank as before."""
+    m = parsed.mentions
+    if parsed.has_body or m.paths or m.frames or m.exceptions:
+        return False
+    if any(w >= 1.0 for w in m.identifiers.values()):
+        return False
+    text = parsed.first_line.strip()
+    words = text.split(maxsplit=1)
+    return bool(words) and (text.endswith("?") or words[0].lower() in QUESTION_WORDS)
 
 
 def flat_mode(retriever: FlatRetriever) -> str:

@@ -10,7 +10,7 @@ only directories came back), no candidates, or the depth limit.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from treeseek.errors import DeadlineExceeded
 from treeseek.llm.base import Candidate, RankRequest
@@ -19,7 +19,7 @@ from treeseek.search.base import QueryOptions, Result, Retriever, SearchContext
 from treeseek.search.results import finish
 from treeseek.search.trace import DEADLINE_STOP, BlockTrace, RoundTrace, Trace
 from treeseek.search.tree.blocks import unique
-from treeseek.search.tree.prompts import render_beam_prompt
+from treeseek.search.tree.prompts import FILESYSTEM_PROMPTS, PromptSet, render_beam_prompt
 from treeseek.search.tree.rankcall import call_rank
 from treeseek.search.treeview import TreeView
 from treeseek.trees.model import Node, TreeSource
@@ -48,12 +48,20 @@ def tree_root_for(ctx: SearchContext) -> str | None:
 class BeamRetriever(Retriever):
     name = "beam"
 
-    def __init__(self, hints: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        hints: Sequence[str] = (),
+        *,
+        prompts: PromptSet = FILESYSTEM_PROMPTS,
+        view: Callable[[SearchContext], TreeView] | None = None,
+    ) -> None:
         self.hints = list(hints)  # paths shown in every prompt (flat retrieval's best files)
+        self.prompts = prompts  # document trees: DOCUMENT_PROMPTS
+        self.view = view  # document trees: a view that shows sections by their titles
 
     def retrieve(self, ctx: SearchContext, query: str, options: QueryOptions) -> Result:
         started = time.perf_counter()
-        view = TreeView(ctx.store, ctx.tree.name)
+        view = self.view(ctx) if self.view is not None else TreeView(ctx.store, ctx.tree.name)
         b = options.beam_width or DEFAULT_BEAM_WIDTH
         k = options.k
         p = max(b, k)
@@ -82,7 +90,7 @@ class BeamRetriever(Retriever):
             candidates = tuple(Candidate(n.id, n.path, n.type.value) for n in pool.values())
             request = RankRequest(
                 segments=(),
-                message=render_beam_prompt(query, top, candidates, p, self.hints),
+                message=render_beam_prompt(query, top, candidates, p, self.hints, self.prompts),
                 query=query,
                 candidates=candidates,
                 pick_limit=p,

@@ -14,7 +14,7 @@ the new frontier still has children.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -43,7 +43,13 @@ from treeseek.search.tree.order import (
     flatten,
     unique_preserve_block_order,
 )
-from treeseek.search.tree.prompts import block_instructions, render_block_message, tree_header
+from treeseek.search.tree.prompts import (
+    FILESYSTEM_PROMPTS,
+    PromptSet,
+    block_instructions,
+    render_block_message,
+    tree_header,
+)
 from treeseek.search.tree.rankcall import RankOutcome, call_rank
 from treeseek.search.treeview import TreeView
 from treeseek.trees.model import Node
@@ -60,13 +66,20 @@ class BlockRetriever(Retriever):
         scorer: PathScorer | None = None,
         count: TokenCounter = count_tokens,
         hints: Sequence[str] = (),
+        *,
+        prompts: PromptSet = FILESYSTEM_PROMPTS,
+        view: Callable[[SearchContext], TreeView] | None = None,
     ) -> None:
         self.scorer = scorer
         self.count = count
         self.hints = list(hints)  # paths shown in every dynamic message (flat retrieval's)
+        self.prompts = prompts  # document trees: DOCUMENT_PROMPTS
+        self.view = view  # document trees: a view that shows sections by their titles
 
     def retrieve(self, ctx: SearchContext, query: str, options: QueryOptions) -> Result:
-        search = _BlockSearch(ctx, query, options, self.scorer, self.count, self.hints)
+        search = _BlockSearch(
+            ctx, query, options, self.scorer, self.count, self.hints, self.prompts, self.view
+        )
         try:
             return search.run()
         finally:
@@ -96,25 +109,29 @@ class _BlockSearch:
         scorer: PathScorer | None,
         count: TokenCounter,
         hints: Sequence[str] = (),
+        prompts: PromptSet = FILESYSTEM_PROMPTS,
+        view: Callable[[SearchContext], TreeView] | None = None,
     ) -> None:
         self.ctx = ctx
         self.hints = list(hints)
+        self.prompts = prompts
         self.query = query
         self.options = options
-        self.view = TreeView(ctx.store, ctx.tree.name)
+        self.view = view(ctx) if view is not None else TreeView(ctx.store, ctx.tree.name)
         self.b = options.beam_width or 1  # b̂
         self.k = options.k
         self.p = max(self.b, self.k)
         self.scorer = scorer
         self.count = count
-        self.packer = BlockPacker(count, options.block_tokens)
+        self.packer = BlockPacker(count, options.block_tokens, prompts)
         self.cache = BlockCache(
             enabled=options.cache,
             cache_current_block=options.cache_current_block,
             cache_subtree_block=options.cache_subtree_block,
             window=CacheWindow(options.cache_window_tokens),
+            prompts=prompts,
         )
-        self._fixed_tokens = count(tree_header()) + count(block_instructions())
+        self._fixed_tokens = count(tree_header(prompts)) + count(block_instructions(prompts))
         self._pool: ThreadPoolExecutor | None = None
         self.trace = Trace(strategy="block", navigator=ctx.navigator.name)
         self.trace.params = {
@@ -228,7 +245,8 @@ class _BlockSearch:
             groups, self.query, {i: kinds[i].path for i in merged}, score
         )
         files = [u for u in ordered.ids if kinds[u].is_file]
-        dirs = [u for u in ordered.ids if kinds[u].is_dir]
+        # a document section with subsections is a result and can be drilled into
+        dirs = [u for u in ordered.ids if kinds[u].is_dir or kinds[u].has_children]
         free = max(0, self.k - len(top))
         top = unique(top + files[:free])
         if len(top) >= self.k:
@@ -249,7 +267,13 @@ class _BlockSearch:
         traces: list[BlockTrace] = []
         for block in blocks:
             message = render_block_message(
-                self.query, top_paths, frontier_paths, block.aliases, pick, self.hints
+                self.query,
+                top_paths,
+                frontier_paths,
+                block.aliases,
+                pick,
+                self.hints,
+                self.prompts,
             )
             requests.append(
                 RankRequest(

@@ -18,7 +18,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from treeseek.llm.base import Candidate
-from treeseek.search.tree.prompts import RenderedEntry, render_block, render_entry
+from treeseek.search.tree.prompts import (
+    FILESYSTEM_PROMPTS,
+    PromptSet,
+    RenderedEntry,
+    render_block,
+    render_entry,
+)
 from treeseek.search.treeview import TreeView
 from treeseek.trees.model import Node
 
@@ -146,7 +152,10 @@ def _relative(path: str, prefix: str | None) -> str:
 class BlockPacker:
     """Packs nodes into token-bounded blocks and renders them, memoizing token counts."""
 
-    def __init__(self, count_tokens: TokenCounter, budget: int) -> None:
+    def __init__(
+        self, count_tokens: TokenCounter, budget: int, prompts: PromptSet = FILESYSTEM_PROMPTS
+    ) -> None:
+        self.prompts = prompts
         if budget < 1:
             raise ValueError("block token budget must be positive")
         self.count = count_tokens
@@ -155,27 +164,30 @@ class BlockPacker:
         self._prefix_tokens = lru_cache(maxsize=20_000)(self._prefix_tokens_uncached)
 
     def _entry_tokens_uncached(self, position: int, path: str, node_type: str) -> int:
-        return self.count(render_entry(alias(position), path, node_type))
+        return self.count(render_entry(alias(position), path, node_type, self.prompts))
 
     def entry_cost(self, position: int, node: Node) -> int:
         """Tokens of ``node``'s entry rendered at ``position`` in a block (no Path prefix)."""
         return self._entry_tokens(position, node.path, node.type.value)
 
     def _prefix_tokens_uncached(self, prefix: str) -> int:
-        return self.count(render_block(prefix, []))
+        return self.count(render_block(prefix, [], self.prompts))
 
     def render(self, index: int, nodes: Sequence[Node]) -> Block:
         """Render one block, using ``Path prefix`` only when it makes the block shorter."""
         paths = tuple(n.path for n in nodes)
         types = tuple(n.type.value for n in nodes)
         pairs = list(enumerate(zip(paths, types, strict=True)))
-        plain_text = render_block(None, [RenderedEntry(alias(i), p, t) for i, (p, t) in pairs])
+        plain_text = render_block(
+            None, [RenderedEntry(alias(i), p, t) for i, (p, t) in pairs], self.prompts
+        )
         text, tokens, used = plain_text, self.count(plain_text), None
         prefix = _common_dir_prefix(paths)
         if prefix is not None:
             short_text = render_block(
                 prefix,
                 [RenderedEntry(alias(i), _relative(p, prefix), t) for i, (p, t) in pairs],
+                self.prompts,
             )
             short_tokens = self.count(short_text)
             if short_tokens < tokens:

@@ -24,7 +24,12 @@ from dataclasses import dataclass, field
 
 from treeseek.llm.base import Segment
 from treeseek.search.tree.blocks import Block
-from treeseek.search.tree.prompts import block_instructions, tree_header
+from treeseek.search.tree.prompts import (
+    FILESYSTEM_PROMPTS,
+    PromptSet,
+    block_instructions,
+    tree_header,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,10 +82,12 @@ class BlockCache:
     cache_subtree_block: bool
     window: CacheWindow
     pin_top_block: bool = True
+    prompts: PromptSet = FILESYSTEM_PROMPTS
 
     def segments(self, current: Block, round_index: int) -> tuple[Segment, ...]:
         """HEADER+window..., current block, instructions; concatenated = the cache prefix."""
-        header, instructions = tree_header(), block_instructions()
+        header = tree_header(self.prompts)
+        instructions = block_instructions(self.prompts)
         if not self.enabled:
             return (
                 Segment(header + current.text, cache=False),

@@ -22,6 +22,22 @@ ROOT_DISPLAY = "."  # how the repository root is shown as a path
 
 
 @dataclass(frozen=True, slots=True)
+class PromptSet:
+    """The three templates of one kind of tree: Beam prompt, cached block prefix (with the
+    ``header``/``entry``/``block``/``instructions`` macros) and dynamic block message."""
+
+    beam: str
+    block_prefix: str
+    block_message: str
+
+
+#: the spec's Appendix A prompts (a repository's directory tree)
+FILESYSTEM_PROMPTS = PromptSet("beam_fs.jinja", "block_fs_cache_prefix.jinja", "block_fs.jinja")
+#: the same payloads for a document's outline (sections instead of files and directories)
+DOCUMENT_PROMPTS = PromptSet("beam_doc.jinja", "block_doc_cache_prefix.jinja", "block_doc.jinja")
+
+
+@dataclass(frozen=True, slots=True)
 class RenderedEntry:
     id: str  # block-local alias, e.g. "n3"
     path: str  # path as shown (relative to the block's Path prefix when there is one)
@@ -46,8 +62,8 @@ def _template(name: str) -> jinja2.Template:
 
 
 @cache
-def _prefix_macros() -> Any:
-    return _template("block_fs_cache_prefix.jinja").make_module({"blocks": []})
+def _prefix_macros(prompts: PromptSet = FILESYSTEM_PROMPTS) -> Any:
+    return _template(prompts.block_prefix).make_module({"blocks": []})
 
 
 def display_path(path: str) -> str:
@@ -60,9 +76,10 @@ def render_beam_prompt(
     candidates: Sequence[Candidate],
     pick_limit: int,
     hints: Sequence[str] = (),
+    prompts: PromptSet = FILESYSTEM_PROMPTS,
 ) -> str:
     """The Beam prompt; ``hints`` (paths) add an optional list after the query."""
-    return _template("beam_fs.jinja").render(
+    return _template(prompts.beam).render(
         query=query,
         hints=[display_path(p) for p in hints],
         top_candidate_ids=list(top_candidate_ids),
@@ -71,21 +88,25 @@ def render_beam_prompt(
     )
 
 
-def tree_header() -> str:
-    return str(_prefix_macros().header())
+def tree_header(prompts: PromptSet = FILESYSTEM_PROMPTS) -> str:
+    return str(_prefix_macros(prompts).header())
 
 
-def render_entry(alias: str, path: str, node_type: str) -> str:
-    return str(_prefix_macros().entry(alias, path, node_type))
+def render_entry(
+    alias: str, path: str, node_type: str, prompts: PromptSet = FILESYSTEM_PROMPTS
+) -> str:
+    return str(_prefix_macros(prompts).entry(alias, path, node_type))
 
 
-def render_block(prefix: str | None, entries: Sequence[RenderedEntry]) -> str:
+def render_block(
+    prefix: str | None, entries: Sequence[RenderedEntry], prompts: PromptSet = FILESYSTEM_PROMPTS
+) -> str:
     """One block: an optional ``Path prefix`` line, its entries, and a blank separator line."""
-    return str(_prefix_macros().block(prefix, list(entries)))
+    return str(_prefix_macros(prompts).block(prefix, list(entries)))
 
 
-def block_instructions() -> str:
-    return str(_prefix_macros().instructions())
+def block_instructions(prompts: PromptSet = FILESYSTEM_PROMPTS) -> str:
+    return str(_prefix_macros(prompts).instructions())
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,10 +115,13 @@ class _BlockView:
     entries: list[RenderedEntry]
 
 
-def render_cache_prefix(blocks: Sequence[tuple[str | None, Sequence[RenderedEntry]]]) -> str:
+def render_cache_prefix(
+    blocks: Sequence[tuple[str | None, Sequence[RenderedEntry]]],
+    prompts: PromptSet = FILESYSTEM_PROMPTS,
+) -> str:
     """The whole cached prefix in one piece (header, blocks in order, instructions)."""
     views = [_BlockView(prefix, list(entries)) for prefix, entries in blocks]
-    return _template("block_fs_cache_prefix.jinja").render(blocks=views)
+    return _template(prompts.block_prefix).render(blocks=views)
 
 
 def render_block_message(
@@ -107,10 +131,11 @@ def render_block_message(
     allowed_ids: Sequence[str],
     pick_limit: int,
     hints: Sequence[str] = (),
+    prompts: PromptSet = FILESYSTEM_PROMPTS,
 ) -> str:
     """The dynamic block message; ``hints`` (paths) add an optional list after the query.
     Without hints it is exactly the spec's text."""
-    return _template("block_fs.jinja").render(
+    return _template(prompts.block_message).render(
         query=query,
         hints=[display_path(p) for p in hints],
         top_candidate_paths=[display_path(p) for p in top_candidate_paths],

@@ -1,0 +1,1 @@
+"""The document retriever: sections of document trees (flat, collapsed-tree, Beam/Block)."""

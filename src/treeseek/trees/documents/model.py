@@ -1,0 +1,90 @@
+"""The document model: a document is an outline of sections, each with its own text.
+
+A :class:`Section` is one heading (or outline entry) of a document: its title, its nesting
+level (1 = top), its span in the document (lines for text formats, pages for PDF and
+PageIndex, 1-based, inclusive) and its *own* text: the heading and the body up to its first
+subsection (a section's subsections hold the rest). Text before the first heading is the
+document's ``preamble``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+LINE = "line"
+PAGE = "page"
+
+
+@dataclass(slots=True)
+class Section:
+    title: str
+    level: int
+    start: int | None  # first line/page of the section (1-based); None: unknown
+    end: int | None  # last line/page, subsections included
+    text: str = ""  # own text: the heading and the body up to the first subsection
+    own_end: int | None = None  # last line/page of the own text
+    summary: str | None = None
+    source_id: str | None = None  # an id the source format gave the section (PageIndex)
+    labels: list[str] = field(default_factory=list)  # cross-reference targets (reST labels)
+    children: list[Section] = field(default_factory=list)
+
+    def walk(self) -> Iterator[Section]:
+        yield self
+        for child in self.children:
+            yield from child.walk()
+
+
+@dataclass(slots=True)
+class Document:
+    title: str
+    format: str  # "markdown" | "rst" | "pageindex" | "pdf" | "text"
+    unit: str = LINE  # what spans count: LINE or PAGE
+    description: str | None = None
+    preamble: Section | None = None  # text before the first heading
+    sections: list[Section] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def walk(self) -> Iterator[Section]:
+        if self.preamble is not None:
+            yield self.preamble
+        for s in self.sections:
+            yield from s.walk()
+
+
+def nest(flat: list[Section]) -> list[Section]:
+    """Nest sections given in document order by level: a section becomes a child of the
+    nearest earlier section of a smaller level. Levels are renumbered by depth (a document
+    that starts at ``###`` still has top-level sections of level 1)."""
+    roots: list[Section] = []
+    stack: list[tuple[int, Section]] = []  # (original level, section)
+    for s in flat:
+        while stack and stack[-1][0] >= s.level:
+            stack.pop()
+        original = s.level
+        s.level = len(stack) + 1
+        (stack[-1][1].children if stack else roots).append(s)
+        stack.append((original, s))
+    return roots
+
+
+def fill_line_spans(sections: list[Section], lines: list[str], last: int) -> None:
+    """Given sections nested in document order whose ``start`` is their heading's first line,
+    set ``end``, ``own_end`` and the own ``text`` from ``lines`` (``last``: the document's
+    last line)."""
+    ordered = [s for root in sections for s in root.walk()]
+    starts = [s.start or 1 for s in ordered]
+    for i, s in enumerate(ordered):
+        own_end = (starts[i + 1] - 1) if i + 1 < len(ordered) else last
+        s.own_end = max(own_end, s.start or 1)
+        s.text = "\n".join(lines[(s.start or 1) - 1 : s.own_end]).strip("\n")
+
+    def close(s: Section, end: int) -> None:
+        s.end = end
+        for j, c in enumerate(s.children):
+            nxt = s.children[j + 1].start if j + 1 < len(s.children) else None
+            close(c, (nxt - 1) if nxt is not None else end)
+
+    for j, root in enumerate(sections):
+        nxt = sections[j + 1].start if j + 1 < len(sections) else None
+        close(root, (nxt - 1) if nxt is not None else last)

@@ -1,0 +1,241 @@
+"""Document trees end to end: indexing, bad input, dispatch, the retriever's methods."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from treeseek.database import Database
+from treeseek.errors import BuildError
+from treeseek.llm.base import RankRequest
+from treeseek.llm.scripted import ScriptedNavigator, ScriptedReply
+from treeseek.search.document.corpus import SectionCorpus
+from treeseek.search.document.retriever import SectionSurfaces
+from treeseek.search.graph.collapsed import (
+    DFLT_LEAF_KINDS,
+    DFLT_SEED_K,
+    DFLT_SUMMARY_KINDS,
+    collapsed_tree_policy,
+)
+from treeseek.search.graph.traverse import DFLT_MAX_DEPTH, traverse
+from treeseek.trees.model import TreeSource
+
+GUIDE = """\
+# Widgets
+
+Widgets are small parts.
+
+## Installing widgets
+
+Run the installer with gunicorn workers.
+
+## Tuning widgets
+
+Turn the knobs until the widget hums.
+
+### Knob reference
+
+Knob seven controls humming frequency.
+
+# Appendix
+
+Licence text.
+"""
+
+FAQ = """\
+FAQ
+===
+
+Why is the sky blue
+-------------------
+
+Rayleigh scattering of sunlight.
+"""
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    root = tmp_path / "docs"
+    (root / "sub").mkdir(parents=True)
+    (root / "guide.md").write_text(GUIDE)
+    (root / "sub" / "faq.rst").write_text(FAQ)
+    (root / "code.py").write_text("print('not a document')\n")
+    return root
+
+
+def test_index_a_document_file(database: Database, docs: Path) -> None:
+    report = database.index(docs / "guide.md")
+    assert report.tree.source is TreeSource.DOCUMENT and report.tree.name == "guide"
+    paths = [n.path for n in database.store.subtree("guide")]
+    assert paths == [
+        "",
+        "guide.md",
+        "guide.md/1-widgets",
+        "guide.md/1-widgets/1-installing-widgets",
+        "guide.md/1-widgets/2-tuning-widgets",
+        "guide.md/1-widgets/2-tuning-widgets/1-knob-reference",
+        "guide.md/2-appendix",
+    ]
+    text = database.store.content(
+        "guide", database.store.node_by_path("guide", "guide.md/2-appendix").id
+    )
+    assert text == b"# Appendix\n\nLicence text."
+    again = database.index(docs / "guide.md")
+    assert (again.added, again.changed, again.unchanged) == (0, 0, 1)
+
+
+def test_index_a_directory_of_documents(database: Database, docs: Path) -> None:
+    report = database.index(docs, name="docs", documents=True)
+    assert report.added == 2
+    kids = [n.path for n in database.children("docs", "")]
+    assert kids == ["sub", "guide.md"]
+    assert (
+        database.store.node_by_path("docs", "sub/faq.rst/1-faq/1-why-is-the-sky-blue") is not None
+    )
+    assert database.store.node_by_path("docs", "code.py") is None
+
+
+def test_a_broken_document_in_a_directory_keeps_its_stored_version(
+    database: Database, docs: Path
+) -> None:
+    (docs / "outline.json").write_text(json.dumps({"title": "T", "children": [{"title": "A"}]}))
+    database.index(docs, name="docs", documents=True)
+    (docs / "outline.json").write_text("{broken")
+    report = database.index(docs, name="docs", documents=True)
+    assert any("not valid JSON" in w and "stored version kept" in w for w in report.warnings)
+    assert database.store.node_by_path("docs", "outline.json/1-a") is not None
+
+
+def test_a_broken_single_document_is_an_error_and_changes_nothing(
+    database: Database, tmp_path: Path
+) -> None:
+    doc = tmp_path / "r.json"
+    doc.write_text(json.dumps({"doc_name": "r", "structure": [{"title": "A", "text": "a"}]}))
+    database.index(doc, name="r")
+    before = [n.path for n in database.store.subtree("r")]
+    doc.write_text('{"doc_name": "r", "structure": [')
+    with pytest.raises(BuildError, match="not valid JSON"):
+        database.index(doc, name="r")
+    assert [n.path for n in database.store.subtree("r")] == before
+
+
+def test_a_json_list_of_paths_is_still_a_path_list(database: Database, tmp_path: Path) -> None:
+    listing = tmp_path / "paths.json"
+    listing.write_text('["a/b.py", "c.py"]')
+    assert database.index(listing, name="p").tree.source is TreeSource.PATH_LIST
+
+
+def test_flat_returns_sections_with_text_and_spans(database: Database, docs: Path) -> None:
+    database.index(docs, name="docs", documents=True)
+    result = database.query("docs", "knob seven humming", k=2)
+    assert result.strategy == "document-flat"
+    top = result.files[0]
+    assert top.path == "guide.md/1-widgets/2-tuning-widgets/1-knob-reference"
+    assert top.content == "### Knob reference\n\nKnob seven controls humming frequency."
+    section = top.evidence.section
+    assert section is not None
+    assert (section.title, section.level, section.start, section.end, section.unit) == (
+        "Knob reference",
+        3,
+        13,
+        16,
+        "line",
+    )
+    assert section.title_path == ["guide.md", "Widgets", "Tuning widgets", "Knob reference"]
+
+
+def test_collapsed_tree_defaults_are_the_spec_s() -> None:
+    assert DFLT_SUMMARY_KINDS == ("description", "synopsis", "capability", "document")
+    assert DFLT_LEAF_KINDS == ("chunk", "readme_chunk")
+    assert (DFLT_SEED_K, DFLT_MAX_DEPTH) == (10, 2)
+
+
+def test_collapsed_tree_routes_summaries_to_leaf_sections(database: Database, docs: Path) -> None:
+    database.index(docs, name="docs", documents=True)
+    result = database.query("docs", "tuning knobs humming", k=3, strategy="collapsed")
+    assert result.strategy == "document-collapsed"
+    paths = [f.path for f in result.files]
+    assert paths[0] == "guide.md/1-widgets/2-tuning-widgets/1-knob-reference"
+    corpus = SectionCorpus.load(database.store, database.tree("docs"))
+    surfaces = SectionSurfaces.build(corpus)
+    hits = traverse("tuning knobs humming", surfaces, policy=collapsed_tree_policy())
+    # routers (document and synopsis surfaces with leaves) are never results
+    assert all(h.metadata["kind"] == "chunk" for h in hits)
+    assert {h.metadata["seed"] for h in hits} & {"synopsis:guide.md/1-widgets/2-tuning-widgets"}
+
+
+def test_a_leaf_less_summary_is_emitted(database: Database, tmp_path: Path) -> None:
+    outline = {
+        "doc_name": "r",
+        "structure": [
+            {
+                "node_id": "0001",
+                "title": "Revenue",
+                "summary": "Revenue grew by a lot.",
+                "start_index": 1,
+                "end_index": 2,
+            },
+            {
+                "node_id": "0002",
+                "title": "Costs",
+                "summary": "Costs fell.",
+                "start_index": 3,
+                "end_index": 3,
+                "text": "Costs fell sharply in spring.",
+            },
+        ],
+    }
+    doc = tmp_path / "r.json"
+    doc.write_text(json.dumps(outline))
+    database.index(doc, name="r")
+    corpus = SectionCorpus.load(database.store, database.tree("r"))
+    hits = traverse("revenue grew", SectionSurfaces.build(corpus), policy=collapsed_tree_policy())
+    by_path = {h.path: h.metadata["kind"] for h in hits}
+    assert by_path["r.json/0001-revenue"] == "synopsis"  # no text anywhere: emitted itself
+    assert by_path.get("r.json/0002-costs") == "chunk"  # has text: the summary only routes
+    assert [p for p, k in by_path.items() if k == "synopsis"] == ["r.json/0001-revenue"]
+
+
+def _navigator(pick: list[str], requests: list[RankRequest]) -> ScriptedNavigator:
+    def reply(request: RankRequest) -> ScriptedReply:
+        requests.append(request)
+        ids = [c.id for c in request.candidates if any(c.path.endswith(p) for p in pick)]
+        return ScriptedReply(ids, False)
+
+    return ScriptedNavigator(reply)
+
+
+@pytest.mark.parametrize("method", ["beam", "block"])
+def test_llm_tree_search_over_sections_with_document_prompts(
+    database: Database, docs: Path, method: str
+) -> None:
+    database.index(docs, name="docs", documents=True)
+    requests: list[RankRequest] = []
+    nav = _navigator(["guide.md", "Widgets", "Tuning widgets", "Knob reference"], requests)
+    result = database.query("docs", "knob seven", k=1, strategy=method, navigator=nav)
+    assert result.strategy == f"document-{method}"
+    assert [f.path for f in result.files] == ["guide.md/1-widgets"]
+    assert result.files[0].evidence.section is not None
+    shown = "".join(r.message + "".join(s.text for s in r.segments) for r in requests)
+    assert "title: guide.md/Widgets" in shown or "title: Widgets" in shown
+    assert "source code repository" not in shown
+
+
+def test_auto_on_a_document_tree_without_llm_is_flat(database: Database, docs: Path) -> None:
+    database.index(docs, name="docs", documents=True)
+    assert database.query("docs", "sky", strategy="auto").strategy == "document-flat"
+    nav = _navigator([], [])
+    assert database.query("docs", "sky", navigator=nav).strategy == "document-beam"
+
+
+def test_reindex_writes_only_what_changed(database: Database, docs: Path) -> None:
+    database.index(docs, name="docs", documents=True)
+    (docs / "guide.md").write_text(GUIDE.replace("# Appendix\n\nLicence text.\n", ""))
+    (docs / "sub" / "faq.rst").unlink()
+    report = database.index(docs, name="docs", documents=True)
+    assert (report.added, report.changed, report.removed, report.unchanged) == (0, 1, 1, 0)
+    assert database.store.node_by_path("docs", "guide.md/2-appendix") is None
+    assert database.store.node_by_path("docs", "sub") is None
+    assert database.store.node_by_path("docs", "guide.md/1-widgets") is not None

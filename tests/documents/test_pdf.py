@@ -1,0 +1,55 @@
+"""PDF documents through their outline (the pdf extra)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("pypdf")
+
+from pdfs import make_pdf
+
+from treeseek.errors import BuildError
+from treeseek.trees.documents import parse_document
+from treeseek.trees.documents.pdf import parse_pdf
+
+PAGES = ["Cover page", "Intro about widgets", "Install the widget", "Tuning knobs", "Index"]
+OUTLINE = [("Introduction", 2, [("Installing", 3), ("Tuning", 4)]), ("Index", 5, [])]
+
+
+def test_outline_gives_sections_with_page_spans_and_text() -> None:
+    doc = parse_document("manual.pdf", make_pdf(PAGES, OUTLINE))
+    assert doc.unit == "page"
+    got = [
+        (s.level, s.title, s.start, s.end, s.own_end) for s in doc.walk() if s is not doc.preamble
+    ]
+    assert got == [
+        (1, "Introduction", 2, 4, 2),
+        (2, "Installing", 3, 3, 3),
+        (2, "Tuning", 4, 4, 4),
+        (1, "Index", 5, 5, 5),
+    ]
+    assert "Install the widget" in doc.sections[0].children[0].text
+    assert doc.preamble is not None and "Cover page" in doc.preamble.text
+
+
+def test_no_outline_is_a_clear_error() -> None:
+    with pytest.raises(BuildError, match="no outline"):
+        parse_document("flat.pdf", make_pdf(["just text"]))
+
+
+def test_encrypted_pdf_with_a_password_is_refused() -> None:
+    with pytest.raises(BuildError, match="encrypted"):
+        parse_document("secret.pdf", make_pdf(PAGES, OUTLINE, password="pw"))
+
+
+def test_broken_pdf_is_refused() -> None:
+    data = make_pdf(PAGES, OUTLINE)
+    with pytest.raises(BuildError, match="PDF"):
+        parse_document("broken.pdf", data[: len(data) // 3])
+    with pytest.raises(BuildError, match="PDF"):
+        parse_document("garbage.pdf", b"%PDF-1.4\nthis is not a pdf at all")
+
+
+def test_too_many_pages_is_refused_with_the_limit() -> None:
+    with pytest.raises(BuildError, match="more than the limit of 3"):
+        parse_pdf(make_pdf(PAGES, OUTLINE), "big.pdf", max_pages=3)
