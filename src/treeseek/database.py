@@ -292,7 +292,7 @@ def open(
 ) -> Database:
     """Open (creating if needed) a treeseek database.
 
-    ``path``: the SQLite file; defaults to ``$TREESEEK_DB`` or the per-user default
+    ``path``: the SQLite file or a ``postgresql://`` URL; defaults to ``$TREESEEK_DB`` or the per-user default
     (:func:`treeseek.config.resolve_db_path`). ``hooks``: index hooks for derived layers
     (default: the registered ones, :data:`treeseek.index.run.DEFAULT_HOOK_FACTORIES`).
     ``create=False``: a missing file is a StoreError, and nothing (no directory, no file) is
