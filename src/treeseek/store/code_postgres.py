@@ -125,7 +125,7 @@ class PostgresCodeStore:
         self._vocabulary = _Vocabulary(connect)
         self._pending: dict[str, tuple[PreparedCode, Mapping[str, int] | None]] = {}
         self._file_terms: dict[str, tuple[int, bytes, bytes]] = {}
-        self._part_rows: list[tuple[str, str, bytes, bytes, bytes, bytes]] = []
+        self._part_rows: dict[tuple[str, str], tuple[str, str, bytes, bytes, bytes, bytes]] = {}
         self._vector_indexes: set[tuple[str, str, int]] = set()
 
     def _read(self) -> AbstractContextManager[psycopg.Connection[Any]]:
@@ -147,9 +147,12 @@ class PostgresCodeStore:
         ids, tfs = encode_bag(prepared.term_counts, self._vocabulary.ids(prepared.term_counts))
         self._file_terms[content_hash] = (int(tfs.sum()), ids.tobytes(), tfs.tobytes())
         for layer, parts in (("chunks", prepared.chunk_terms), ("symbols", prepared.symbol_terms)):
+            self._part_rows.pop((content_hash, layer), None)
             if parts:
-                self._part_rows.append(
-                    (content_hash, layer, *encode_parts(parts, self._vocabulary))
+                self._part_rows[content_hash, layer] = (
+                    content_hash,
+                    layer,
+                    *encode_parts(parts, self._vocabulary),
                 )
         self._pending[content_hash] = (prepared, None)
         if len(self._pending) >= FLUSH_FILES:
@@ -171,7 +174,7 @@ class PostgresCodeStore:
         if not self._pending:
             return
         pending, file_terms, part_rows = self._pending, self._file_terms, self._part_rows
-        self._pending, self._file_terms, self._part_rows = {}, {}, []
+        self._pending, self._file_terms, self._part_rows = {}, {}, {}
         hashes = list(pending)
         with self._connect() as conn, conn.cursor() as cur:
             for table in POSTGRES_CODE_TABLES:  # replace what was stored for these contents
@@ -273,7 +276,7 @@ class PostgresCodeStore:
                 "COPY code_part_terms(content_hash, layer, lengths, sizes, term_ids, counts)"
                 " FROM STDIN"
             ) as copy:
-                for row in part_rows:
+                for row in part_rows.values():
                     if row[0] in owned:
                         copy.write_row(row)
 
