@@ -105,7 +105,9 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def db_location(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> Callable[[str], Any]:
+def db_location(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> Callable[[str], Any]:
     """Makes locations of fresh databases of the test's backend: a SQLite file path, or a
     postgresql:// URL (``name`` tells databases of one test apart)."""
     if backend == "sqlite":

@@ -15,8 +15,8 @@ import typer
 from treeseek.cli.app import app
 from treeseek.cli.common import DbOption, JsonOption, display_path, out_console, print_json
 from treeseek.config import resolve_db_path
-from treeseek.store import open_store
 from treeseek.index.transfer import copy_trees
+from treeseek.store import open_store
 
 db_app = typer.Typer(
     name="db", help="Manage a database: migrate its schema, copy trees between databases."

@@ -35,7 +35,9 @@ class CopiedTree:
     vectors: int
 
 
-def copy_trees(source: Store, target: Store, names: Sequence[str] | None = None) -> list[CopiedTree]:
+def copy_trees(
+    source: Store, target: Store, names: Sequence[str] | None = None
+) -> list[CopiedTree]:
     """Copy trees ``names`` (default: all) from ``source`` to ``target``, replacing trees of
     the same names there; returns what each copy wrote."""
     wanted = [t.name for t in source.trees()] if names is None else list(names)

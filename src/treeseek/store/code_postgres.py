@@ -245,7 +245,15 @@ class PostgresCodeStore:
                     if h in owned:
                         for i, e in enumerate(pending[h][0].index.edges):
                             copy.write_row(
-                                (h, i, str(e.type), e.src, e.dst_ref, e.line, _json_obj(e.lang_payload))
+                                (
+                                    h,
+                                    i,
+                                    str(e.type),
+                                    e.src,
+                                    e.dst_ref,
+                                    e.line,
+                                    _json_obj(e.lang_payload),
+                                )
                             )
             with cur.copy(
                 "COPY code_entrypoints(content_hash, ord, entry_type, framework,"
@@ -426,7 +434,13 @@ class PostgresCodeStore:
                 (content_hash,),
             ).fetchall()
         return [
-            Edge(type=EdgeType(r[0]), src=r[1], dst_ref=r[2], line=r[3], lang_payload=json.loads(r[4]))
+            Edge(
+                type=EdgeType(r[0]),
+                src=r[1],
+                dst_ref=r[2],
+                line=r[3],
+                lang_payload=json.loads(r[4]),
+            )
             for r in rows
         ]
 
@@ -489,7 +503,9 @@ class PostgresCodeStore:
                 (list(hashes),),
             ).fetchall()
         for digest, idx, kind, start, end, symbol in rows:
-            out.setdefault(digest, []).append(ChunkSpan(digest, idx, kinds[kind], start, end, symbol))
+            out.setdefault(digest, []).append(
+                ChunkSpan(digest, idx, kinds[kind], start, end, symbol)
+            )
         return out
 
     def symbol_heads(self, hashes: Collection[str]) -> dict[str, list[SymbolHit]]:

@@ -75,8 +75,7 @@ def _require_driver() -> None:
         import psycopg_pool  # noqa: F401
     except ImportError as exc:
         raise ConfigError(
-            f"a postgresql:// database needs the postgres extra ({exc.name} is missing):"
-            f" {_INSTALL}"
+            f"a postgresql:// database needs the postgres extra ({exc.name} is missing): {_INSTALL}"
         ) from exc
 
 
@@ -136,7 +135,12 @@ class PostgresTreeWriter:
     """One atomic write of one tree (see :class:`treeseek.store.base.TreeWriter`)."""
 
     def __init__(
-        self, store: PostgresStore, connection: psycopg.Connection[Any], tree_id: int, *, fresh: bool
+        self,
+        store: PostgresStore,
+        connection: psycopg.Connection[Any],
+        tree_id: int,
+        *,
+        fresh: bool,
     ) -> None:
         self._store = store
         self._fresh = fresh
@@ -244,27 +248,28 @@ class PostgresTreeWriter:
             )
         tid = self.tree_id
         try:
-            with self.connection.transaction(), self.connection.cursor() as cur:
-                with cur.copy(
+            with (
+                self.connection.transaction(),
+                self.connection.cursor() as cur,
+                cur.copy(
                     "COPY nodes(tree_id, node_id, path, type, parent_id, depth, ord,"
                     " child_count, content_status) FROM STDIN"
-                ) as copy:
-                    for columns, node_type, status in (
-                        (nodes.dirs, NodeType.DIRECTORY.value, ContentStatus.NONE.value),
-                        (nodes.files, NodeType.FILE.value, ContentStatus.ABSENT.value),
+                ) as copy,
+            ):
+                for columns, node_type, status in (
+                    (nodes.dirs, NodeType.DIRECTORY.value, ContentStatus.NONE.value),
+                    (nodes.files, NodeType.FILE.value, ContentStatus.ABSENT.value),
+                ):
+                    for row in zip(
+                        columns.ids,
+                        columns.paths,
+                        columns.parent_ids,
+                        columns.depths,
+                        columns.orders,
+                        columns.child_counts,
+                        strict=True,
                     ):
-                        for row in zip(
-                            columns.ids,
-                            columns.paths,
-                            columns.parent_ids,
-                            columns.depths,
-                            columns.orders,
-                            columns.child_counts,
-                            strict=True,
-                        ):
-                            copy.write_row(
-                                (tid, row[0], _b(row[1]), node_type, *row[2:], status)
-                            )
+                        copy.write_row((tid, row[0], _b(row[1]), node_type, *row[2:], status))
         except psycopg.errors.IntegrityError as exc:
             raise StoreError(
                 f"cannot write nodes: {exc}; two paths map to one node id. Rename one of the"
