@@ -32,7 +32,11 @@ from treeseek.store.code_base import (
     PreparedCode,
     SymbolHit,
 )
-from treeseek.store.migrations import POSTGRES_CODE_TABLES, postgres_vector_index_sql
+from treeseek.store.migrations import (
+    POSTGRES_CODE_TABLES,
+    postgres_vector_index_name,
+    postgres_vector_index_sql,
+)
 from treeseek.store.sqlite_terms import as_uint32, encode_bag, encode_parts
 
 if TYPE_CHECKING:
@@ -341,7 +345,13 @@ class PostgresCodeStore:
             for dim in {len(r[3].to_list()) for r in rows}:
                 key = (model, kind, dim)
                 if key not in self._vector_indexes:
-                    conn.execute(postgres_vector_index_sql(model, kind, dim))
+                    # CREATE INDEX locks the table against other writers until commit: only
+                    # when the index is really missing (the first write of this model)
+                    found = conn.execute(
+                        "SELECT to_regclass(%s)", (postgres_vector_index_name(model, kind, dim),)
+                    ).fetchone()
+                    if found is None or found[0] is None:
+                        conn.execute(postgres_vector_index_sql(model, kind, dim))
                     self._vector_indexes.add(key)
             with conn.cursor() as cur:
                 cur.executemany(
