@@ -88,26 +88,33 @@ def default_db_path(environ: Mapping[str, str] | None = None) -> Path:
     return base / "treeseek" / DB_FILE_NAME
 
 
+#: URL schemes of a database server (the PostgreSQL store); anything else is a SQLite file
+SERVER_SCHEMES = ("postgresql://", "postgres://")
+
+
 def resolve_db_path(
     explicit: str | Path | None = None,
     environ: Mapping[str, str] | None = None,
     config: Mapping[str, Any] | None = None,
-) -> Path:
-    """The database file to use, by precedence: ``explicit``, ``$TREESEEK_DB``, ``db`` of the
-    config file (``config``; read from disk only when neither ``environ`` nor ``config`` is
-    given), the default."""
+) -> Path | str:
+    """The database to use, by precedence: ``explicit``, ``$TREESEEK_DB``, ``db`` of the config
+    file (``config``; read from disk only when neither ``environ`` nor ``config`` is given), the
+    default: a SQLite file path, or a ``postgresql://`` URL (returned unchanged, as a str)."""
     env = os.environ if environ is None else environ
     if explicit is not None and str(explicit) != "":
-        chosen = Path(explicit).expanduser()
+        raw: str | Path = explicit
     elif env.get(DB_ENV):
-        chosen = Path(env[DB_ENV]).expanduser()
+        raw = env[DB_ENV]
     else:
         if config is None and environ is None:
             config = load_config()
         if config and config.get("db"):
-            chosen = Path(str(config["db"]))
+            raw = str(config["db"])
         else:
             return default_db_path(env)
+    if isinstance(raw, str) and raw.startswith(SERVER_SCHEMES):
+        return raw
+    chosen = Path(raw).expanduser()
     if chosen.is_dir():
         raise ConfigError(
             f"database path {chosen} is a directory; give a file name such as"

@@ -492,18 +492,19 @@ def open(
 ) -> Database:
     """Open (creating if needed) a treeseek database.
 
-    ``path``: the SQLite file; defaults to ``$TREESEEK_DB`` or the per-user default
-    (:func:`treeseek.config.resolve_db_path`). ``hooks``: index hooks for derived layers
-    (default: the registered ones, :data:`treeseek.index.run.DEFAULT_HOOK_FACTORIES`).
-    ``create=False``: a missing file is a StoreError, and nothing (no directory, no file) is
-    created; what read-only commands use.
+    ``path``: the SQLite file or a ``postgresql://`` URL; defaults to ``$TREESEEK_DB`` or the
+    per-user default (:func:`treeseek.config.resolve_db_path`). ``hooks``: index hooks for
+    derived layers (default: the registered ones,
+    :data:`treeseek.index.run.DEFAULT_HOOK_FACTORIES`). ``create=False``: a missing file is a
+    StoreError, and nothing (no directory, no file) is created; what read-only commands use (a
+    server database is always opened: its schema is created or migrated on first use).
     """
     if path is not None and not isinstance(path, str | Path):
         raise ConfigError(f"a database path is a string or a Path, got {type(path).__name__}")
     if isinstance(path, str):
         check_path_text(path, "database path")
     db_path = resolve_db_path(path)
-    if not create and not db_path.exists():
+    if not create and isinstance(db_path, Path) and not db_path.exists():
         raise StoreError(
             f"no treeseek database at {db_path}; index a tree into it first "
             "(`treeseek index DIR --db FILE`), or point --db / TREESEEK_DB at an existing one"

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -50,8 +51,9 @@ def repo(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Iterator[Database]:
-    database = treeseek.open(tmp_path / "code.db", hooks=[CodeIndexHook()])
+def db(db_location: Callable[[str], Any]) -> Iterator[Database]:
+    """A database of each backend (SQLite, PostgreSQL) with the code index hook."""
+    database = treeseek.open(db_location("code"), hooks=[CodeIndexHook()])
     try:
         yield database
     finally:
@@ -170,8 +172,10 @@ def test_vectors_round_trip_and_replace(db: Database, repo: Path) -> None:
     assert code.vectors("other-model", "outline", [h]) == {}
 
 
-def test_put_prepared_replaces_rows_of_the_same_content(tmp_path: Path) -> None:
-    db = treeseek.open(tmp_path / "x.db", hooks=[])
+def test_put_prepared_replaces_rows_of_the_same_content(
+    db_location: Callable[[str], Any],
+) -> None:
+    db = treeseek.open(db_location("x"), hooks=[])
     try:
         first = FileCodeIndex(
             language="python",
@@ -198,7 +202,9 @@ def test_put_prepared_replaces_rows_of_the_same_content(tmp_path: Path) -> None:
         db.close()
 
 
-def test_parallel_parsing_stores_the_same_layers(tmp_path: Path) -> None:
+def test_parallel_parsing_stores_the_same_layers(
+    tmp_path: Path, db_location: Callable[[str], Any]
+) -> None:
     root = tmp_path / "many"
     root.mkdir()
     for i in range(80):  # above PARALLEL_MIN_FILES
@@ -207,7 +213,7 @@ def test_parallel_parsing_stores_the_same_layers(tmp_path: Path) -> None:
     layers = []
     for workers in (1, 2):
         hook = CodeIndexHook(workers=workers)
-        database = treeseek.open(tmp_path / f"w{workers}.db", hooks=[hook])
+        database = treeseek.open(db_location(f"w{workers}"), hooks=[hook])
         try:
             database.index(root, name="t")
             assert hook.stats.parsed == 81

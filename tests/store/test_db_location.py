@@ -30,3 +30,10 @@ def test_xdg_data_home_when_absolute(tmp_path: Path) -> None:
 def test_a_directory_is_not_a_database_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="is a directory"):
         resolve_db_path(tmp_path, {})
+
+
+def test_a_postgresql_url_is_kept_as_given() -> None:
+    url = "postgresql://team@db.internal:5432/treeseek?sslmode=require"
+    assert resolve_db_path(url, {}) == url
+    assert resolve_db_path(None, {"TREESEEK_DB": url}) == url
+    assert resolve_db_path(None, {"TREESEEK_DB": "postgres://u@h/d"}) == "postgres://u@h/d"

@@ -1,10 +1,16 @@
-"""The SQLite store on real database files: schema, migrations, trees, reads, contents."""
+"""The stores on real databases: schema, migrations, trees, reads, contents.
+
+Every test of the Store protocol takes the ``store`` fixture and runs against both backends
+(a SQLite file and a PostgreSQL schema on the session's server, see ``tests/conftest.py``);
+the tests of SQLite's own schema machinery open SQLiteStore directly.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import sqlite3
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -14,6 +20,7 @@ from treeseek.errors import NodeNotFound, SchemaError, StoreError, TreeNotFound
 from treeseek.store._sql import BATCH
 from treeseek.store.base import Store, TreeWriter
 from treeseek.store.migrations import MIGRATIONS, Migration, split_statements
+from treeseek.store.postgres import PostgresStore
 from treeseek.store.sqlite import SQLiteStore
 from treeseek.trees.model import ContentStatus, Node, NodeType, TreeInfo, node_id_for_path
 
@@ -22,7 +29,10 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _tree(store: SQLiteStore, name: str, files: dict[str, bytes | None]) -> None:
+AnyStore = SQLiteStore | PostgresStore
+
+
+def _tree(store: AnyStore, name: str, files: dict[str, bytes | None]) -> None:
     """Write a small tree straight through the writer (directories derived from the paths)."""
     dirs = {""}
     for path in files:
@@ -86,24 +96,24 @@ def _tree(store: SQLiteStore, name: str, files: dict[str, bytes | None]) -> None
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> SQLiteStore:
-    s = SQLiteStore(tmp_path / "store.db")
-    yield s  # type: ignore[misc]
-    s.close()
+def store(store_factory: Callable[..., AnyStore]) -> AnyStore:
+    return store_factory()
 
 
-def test_the_store_implements_the_protocols(store: SQLiteStore) -> None:
+def test_the_store_implements_the_protocols(store: AnyStore) -> None:
     assert isinstance(store, Store)
     with store.write_tree("t") as writer:
         assert isinstance(writer, TreeWriter)
 
 
-def test_wal_foreign_keys_and_schema_version(store: SQLiteStore) -> None:
+def test_wal_foreign_keys_and_schema_version(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "store.db")
     conn = sqlite3.connect(store.path)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert store._conn().execute("PRAGMA foreign_keys").fetchone()[0] == 1
     assert store.schema_version == MIGRATIONS[-1].version
     conn.close()
+    store.close()
 
 
 def test_migration_from_an_older_schema_keeps_data(tmp_path: Path) -> None:
@@ -184,7 +194,7 @@ def test_not_a_database_is_a_store_error(tmp_path: Path) -> None:
 
 
 def test_several_trees_share_contents_and_delete_removes_only_orphans(
-    store: SQLiteStore,
+    store: AnyStore,
 ) -> None:
     _tree(store, "one", {"shared.txt": b"same\n", "only-one.txt": b"one\n"})
     _tree(store, "two", {"dir/shared.txt": b"same\n", "only-two.txt": b"two\n"})
@@ -201,7 +211,7 @@ def test_several_trees_share_contents_and_delete_removes_only_orphans(
         store.delete_tree("one")
 
 
-def test_updating_a_tree_drops_contents_nobody_uses(store: SQLiteStore) -> None:
+def test_updating_a_tree_drops_contents_nobody_uses(store: AnyStore) -> None:
     _tree(store, "t", {"a.txt": b"v1\n", "b.txt": b"keep\n"})
     _tree(store, "t", {"a.txt": b"v2\n", "b.txt": b"keep\n"})
     assert store.content_count() == 2
@@ -210,7 +220,7 @@ def test_updating_a_tree_drops_contents_nobody_uses(store: SQLiteStore) -> None:
     assert store.content_count() == 1
 
 
-def test_subtree_is_a_path_range_that_does_not_leak_to_siblings(store: SQLiteStore) -> None:
+def test_subtree_is_a_path_range_that_does_not_leak_to_siblings(store: AnyStore) -> None:
     _tree(
         store,
         "t",
@@ -222,7 +232,7 @@ def test_subtree_is_a_path_range_that_does_not_leak_to_siblings(store: SQLiteSto
     assert list(store.subtree("t", "missing")) == []
 
 
-def test_batched_multi_gets_cross_the_chunk_size(store: SQLiteStore) -> None:
+def test_batched_multi_gets_cross_the_chunk_size(store: AnyStore) -> None:
     files: dict[str, bytes | None] = {
         f"d{i % 3}/f{i:04}.txt": f"{i}\n".encode() for i in range(1200)
     }
@@ -245,7 +255,7 @@ def test_batched_multi_gets_cross_the_chunk_size(store: SQLiteStore) -> None:
     assert states["d1/f0001.txt"].signature == "sig-d1/f0001.txt"
 
 
-def test_children_are_in_stored_order_and_unknowns_raise(store: SQLiteStore) -> None:
+def test_children_are_in_stored_order_and_unknowns_raise(store: AnyStore) -> None:
     _tree(store, "t", {"b.py": None, "a/x.py": None, "c.py": None})
     root = store.root("t")
     assert [n.path for n in store.children("t", root.id)] == ["a", "b.py", "c.py"]
@@ -256,7 +266,7 @@ def test_children_are_in_stored_order_and_unknowns_raise(store: SQLiteStore) -> 
     assert store.node_by_path("t", "zzz") is None
 
 
-def test_node_id_collision_is_an_error_not_a_merge(store: SQLiteStore) -> None:
+def test_node_id_collision_is_an_error_not_a_merge(store: AnyStore) -> None:
     _tree(store, "t", {"a.py": None})
     fake = Node(
         id=node_id_for_path("a.py"),
@@ -273,7 +283,7 @@ def test_node_id_collision_is_an_error_not_a_merge(store: SQLiteStore) -> None:
     assert node is not None and store.node_by_path("t", "other.py") is None
 
 
-def test_a_failed_write_rolls_back_everything(store: SQLiteStore) -> None:
+def test_a_failed_write_rolls_back_everything(store: AnyStore) -> None:
     _tree(store, "t", {"a.txt": b"a\n"})
     with pytest.raises(RuntimeError), store.write_tree("t") as writer:
         writer.put_contents([(_digest(b"new\n"), b"new\n")])
@@ -286,7 +296,7 @@ def test_a_failed_write_rolls_back_everything(store: SQLiteStore) -> None:
     assert not store.has_tree("brand-new")
 
 
-def test_readers_in_other_threads_see_the_last_committed_version(store: SQLiteStore) -> None:
+def test_readers_in_other_threads_see_the_last_committed_version(store: AnyStore) -> None:
     _tree(store, "t", {"a.txt": b"a\n"})
     seen: list[list[str]] = []
 
@@ -302,7 +312,7 @@ def test_readers_in_other_threads_see_the_last_committed_version(store: SQLiteSt
     assert seen == [["", "a.txt"], [""]]
 
 
-def test_non_utf8_paths_round_trip_and_range_read(store: SQLiteStore) -> None:
+def test_non_utf8_paths_round_trip_and_range_read(store: AnyStore) -> None:
     odd = b"d\xff/f\xe9.txt".decode("utf-8", "surrogateescape")
     _tree(store, "t", {odd: b"x\n", "d/plain.txt": b"y\n"})
     node = store.node_by_path("t", odd)
@@ -311,7 +321,7 @@ def test_non_utf8_paths_round_trip_and_range_read(store: SQLiteStore) -> None:
     assert set(store.nodes_by_paths("t", [odd, "d/plain.txt"])) == {odd, "d/plain.txt"}
 
 
-def test_copy_tree_shares_contents(store: SQLiteStore) -> None:
+def test_copy_tree_shares_contents(store: AnyStore) -> None:
     _tree(store, "t", {"a/b.txt": b"b\n"})
     store.copy_tree("t", "u")
     assert store.content_count() == 1
@@ -323,8 +333,7 @@ def test_copy_tree_shares_contents(store: SQLiteStore) -> None:
         store.copy_tree("missing", "v")
 
 
-def test_closed_store_refuses_work(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "c.db")
+def test_closed_store_refuses_work(store: AnyStore) -> None:
     store.close()
     with pytest.raises(StoreError, match="closed"):
         store.trees()

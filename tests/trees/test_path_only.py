@@ -4,7 +4,7 @@ SourceEntry or Node per path, and stores exactly what the general indexer stores
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import treeseek
 from treeseek.errors import BuildError, PathError, StoreError
 from treeseek.index.run import PathListing
-from treeseek.store import open_store
+from treeseek.store import Store
 from treeseek.trees.model import (
     Node,
     NodeColumns,
@@ -163,8 +163,8 @@ def test_an_iterator_listing_is_read_once_and_kept() -> None:
     assert [e.path for e in builder.entries(SourceWarnings())] == ["a.py", "b/c.py"]
 
 
-def test_insert_path_only_refuses_a_tree_with_nodes(tmp_path: Path) -> None:
-    store = open_store(tmp_path / "t.db")
+def test_insert_path_only_refuses_a_tree_with_nodes(store_factory: Callable[..., Store]) -> None:
+    store = store_factory("t")  # each backend (tests/conftest.py)
     try:
         nodes = build_path_only(ListedPaths(["a/b.py"], [])).nodes
         with store.write_tree("t") as writer:

@@ -42,6 +42,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "treeseek.cli.graph_commands",
     "treeseek.cli.context_commands",
     "treeseek.cli.server_commands",
+    "treeseek.cli.db_commands",
 )
 
 

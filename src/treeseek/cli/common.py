@@ -42,10 +42,11 @@ for _console in (err_console, out_console):
         _console.width = 4096  # piped: tables and errors are never wrapped at 80 columns
 
 DbOption = Annotated[
-    Path | None,
+    str | None,
     typer.Option(
         "--db",
-        help="Database file (default: $TREESEEK_DB, else ~/.local/share/treeseek/treeseek.db).",
+        help="Database file, or a postgresql://user@host/db URL (default: $TREESEEK_DB, else"
+        " ~/.local/share/treeseek/treeseek.db).",
         show_default=False,
     ),
 ]
@@ -54,7 +55,7 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of 
 
 @contextmanager
 def open_database(
-    db: Path | None, hooks: Sequence[IndexHook] | None = None, *, create: bool = False
+    db: str | Path | None, hooks: Sequence[IndexHook] | None = None, *, create: bool = False
 ) -> Iterator[Database]:
     """Open the database named by ``--db`` / ``$TREESEEK_DB`` / the default, closing it after
     (``hooks``: index hooks other than the default ones). Only ``create=True`` (``index``)

@@ -1,6 +1,7 @@
 """Persistence: the Store protocols (:mod:`.base`, :mod:`.code_base`) and :func:`open_store`.
 
-Only :func:`open_store` knows the concrete stores (the embedded SQLite store, :mod:`.sqlite`);
+Only :func:`open_store` knows the concrete stores (the embedded SQLite store, :mod:`.sqlite`;
+the shared PostgreSQL + pgvector store, :mod:`.postgres`, extra ``postgres``);
 everything above this package works with the protocols, so another backend is a class that
 implements them plus one line here.
 """
@@ -15,12 +16,20 @@ from treeseek.store.code_base import CodeStore, CodeWriter
 
 #: URL schemes :func:`open_store` reads as a SQLite file (``sqlite:///abs/path.db``)
 _SQLITE_SCHEMES = ("sqlite",)
+#: URL schemes of the PostgreSQL store (libpq connection URIs)
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+
+
+def is_url(location: str | Path) -> bool:
+    """Whether ``location`` names a database server rather than a file."""
+    return isinstance(location, str) and location.partition("://")[0] in POSTGRES_SCHEMES
 
 
 def open_store(location: str | Path) -> Store:
     """Open (creating if needed) the store at ``location``: a file path, or a URL whose
     scheme names the backend: ``sqlite:///relative.db``, ``sqlite:////abs/path.db`` (the
-    SQLAlchemy spelling: the path is what follows the third slash)."""
+    SQLAlchemy spelling: the path is what follows the third slash), or
+    ``postgresql://user@host:port/dbname`` (PostgreSQL 15+ with pgvector; extra ``postgres``)."""
     from treeseek.store.sqlite import SQLiteStore
 
     if isinstance(location, Path):
@@ -30,9 +39,22 @@ def open_store(location: str | Path) -> Store:
         return SQLiteStore(Path(location))
     if scheme in _SQLITE_SCHEMES:
         return SQLiteStore(Path(rest.removeprefix("/")))
+    if scheme in POSTGRES_SCHEMES:
+        from treeseek.store.postgres import PostgresStore
+
+        return PostgresStore(location)
     raise StoreError(
         f"no store backend for {scheme}:// URLs; give a SQLite file path (or sqlite:///path)"
+        " or a postgresql:// URL"
     )
 
 
-__all__ = ["CodeStore", "CodeWriter", "FileState", "Store", "TreeWriter", "open_store"]
+__all__ = [
+    "CodeStore",
+    "CodeWriter",
+    "FileState",
+    "Store",
+    "TreeWriter",
+    "is_url",
+    "open_store",
+]

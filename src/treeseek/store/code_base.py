@@ -178,6 +178,10 @@ class CodeStore(Protocol):
         self, model: str, kind: str, hashes: Collection[str]
     ) -> dict[str, npt.NDArray[np.float32]]: ...
 
+    def vector_kinds(self) -> list[tuple[str, str]]:
+        """The (model, kind) pairs that have stored vectors (what a copy of a database
+        carries over)."""
+
 
 @runtime_checkable
 class CodeWriter(CodeStore, Protocol):

@@ -515,3 +515,7 @@ class SQLiteCodeStore:
             ):
                 out[h] = np.frombuffer(blob, dtype=np.float32)
         return out
+
+    def vector_kinds(self) -> list[tuple[str, str]]:
+        rows = self._conn.execute("SELECT DISTINCT model, kind FROM code_vectors ORDER BY 1, 2")
+        return [(str(m), str(k)) for m, k in rows]

@@ -365,3 +365,240 @@ def _has_code(sql: str) -> bool:
 def tree_tables(migrations: list[Migration]) -> tuple[str, ...]:
     """The per-tree tables copy_tree duplicates, in creation order."""
     return tuple(table for m in migrations for table in m.tree_tables)
+
+
+# -- PostgreSQL -----------------------------------------------------------------------------
+#
+# The PostgreSQL store (:mod:`treeseek.store.postgres`) has its own list, versioned the same
+# way (append only; each migration runs in one transaction with its version row, under an
+# advisory lock so concurrent openers migrate once). Its first version is the SQLite schema's
+# current shape: trees, nodes, shared contents, the code layers as term counts, and vectors in
+# a pgvector column. Paths, roots and signatures are ``bytea`` (UTF-8 with surrogate escapes),
+# so non-UTF-8 names round-trip and byte-wise order and materialized-path range reads match
+# SQLite's. The chunk and symbol documents (space-separated tokens) are plain columns: nothing
+# ranks with a full-text index. Vector indexes (HNSW, cosine) are partial expression indexes
+# per (model, kind, dimension), created by the first write of that model
+# (:func:`postgres_vector_index_sql`).
+
+
+@dataclass(frozen=True, slots=True)
+class PostgresMigration:
+    version: int
+    description: str
+    #: statements run as one script (no parameters)
+    sql: str = ""
+    #: optional Python step (a psycopg connection), run after ``sql`` in the same transaction
+    run: Callable[[object], None] | None = None
+
+
+_PG_V1_SCHEMA = """
+CREATE TABLE trees (
+    id          BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    name        TEXT NOT NULL UNIQUE,
+    source      TEXT NOT NULL,
+    root        BYTEA NOT NULL,
+    node_count  INTEGER NOT NULL DEFAULT 0,
+    file_count  INTEGER NOT NULL DEFAULT 0,
+    dir_count   INTEGER NOT NULL DEFAULT 0,
+    max_depth   INTEGER NOT NULL DEFAULT 0,
+    built_at    TEXT NOT NULL,
+    updated_at  TEXT NOT NULL
+);
+
+-- file contents shared by all trees: zlib-compressed (so not compressed again), keyed by the
+-- sha256 of the raw bytes
+CREATE TABLE contents (
+    hash  TEXT COLLATE "C" PRIMARY KEY,
+    size  BIGINT NOT NULL,
+    data  BYTEA NOT NULL
+);
+ALTER TABLE contents ALTER COLUMN data SET STORAGE EXTERNAL;
+
+CREATE TABLE nodes (
+    tree_id         BIGINT NOT NULL REFERENCES trees(id) ON DELETE CASCADE,
+    node_id         TEXT COLLATE "C" NOT NULL,
+    path            BYTEA NOT NULL,
+    type            TEXT NOT NULL,
+    parent_id       TEXT COLLATE "C",
+    depth           INTEGER NOT NULL,
+    ord             INTEGER NOT NULL,
+    child_count     INTEGER NOT NULL DEFAULT 0,
+    size            BIGINT,
+    content_hash    TEXT COLLATE "C" REFERENCES contents(hash),
+    content_status  TEXT NOT NULL,
+    signature       BYTEA,
+    PRIMARY KEY (tree_id, node_id)
+);
+-- node-by-path, and subtree reads as a materialized-path range: 'a/' <= path < 'a0'
+CREATE UNIQUE INDEX nodes_by_path ON nodes(tree_id, path);
+-- children-of, already in stored sibling order
+CREATE INDEX nodes_by_parent ON nodes(tree_id, parent_id, ord);
+-- orphaned-content checks
+CREATE INDEX nodes_by_content ON nodes(content_hash) WHERE content_hash IS NOT NULL;
+
+-- node ids derive from the path: the same id with another path is a collision, never a merge
+CREATE FUNCTION nodes_id_collision() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'node id collision: two paths share one node id';
+END;
+$$;
+CREATE TRIGGER nodes_id_collision BEFORE UPDATE OF path ON nodes
+FOR EACH ROW WHEN (NEW.path <> OLD.path) EXECUTE FUNCTION nodes_id_collision();
+
+CREATE TABLE code_files (
+    content_hash  TEXT COLLATE "C" PRIMARY KEY,
+    language      TEXT,
+    parse_error   TEXT,
+    chunk_count   INTEGER NOT NULL,
+    symbol_count  INTEGER NOT NULL
+);
+
+-- C0 chunks; body: the chunk's code-aware tokens, space-separated (the stored document)
+CREATE TABLE code_chunks (
+    content_hash  TEXT COLLATE "C" NOT NULL,
+    idx           INTEGER NOT NULL,
+    type          TEXT NOT NULL,
+    start_line    INTEGER NOT NULL,
+    end_line      INTEGER NOT NULL,
+    symbol        TEXT,
+    body          TEXT NOT NULL,
+    PRIMARY KEY (content_hash, idx)
+);
+
+CREATE TABLE code_symbols (
+    content_hash  TEXT COLLATE "C" NOT NULL,
+    ord           INTEGER NOT NULL,
+    qname         TEXT NOT NULL,
+    name          TEXT NOT NULL,
+    kind          TEXT NOT NULL,
+    start_line    INTEGER NOT NULL,
+    end_line      INTEGER NOT NULL,
+    signature     TEXT NOT NULL,
+    decorators    TEXT NOT NULL,
+    docstring     TEXT,
+    parent        TEXT,
+    is_entry      BOOLEAN NOT NULL,
+    lang_payload  TEXT NOT NULL,
+    body          TEXT NOT NULL,
+    PRIMARY KEY (content_hash, ord)
+);
+CREATE INDEX code_symbols_by_name ON code_symbols(name);
+CREATE INDEX code_symbols_by_qname ON code_symbols(qname);
+
+CREATE TABLE code_edges (
+    content_hash  TEXT COLLATE "C" NOT NULL,
+    ord           INTEGER NOT NULL,
+    type          TEXT NOT NULL,
+    src           TEXT NOT NULL,
+    dst_ref       TEXT NOT NULL,
+    line          INTEGER NOT NULL,
+    lang_payload  TEXT NOT NULL,
+    PRIMARY KEY (content_hash, ord)
+);
+
+CREATE TABLE code_entrypoints (
+    content_hash      TEXT COLLATE "C" NOT NULL,
+    ord               INTEGER NOT NULL,
+    entry_type        TEXT NOT NULL,
+    framework         TEXT NOT NULL,
+    route_or_command  TEXT NOT NULL,
+    handler           TEXT,
+    line              INTEGER NOT NULL,
+    lang_payload      TEXT NOT NULL,
+    PRIMARY KEY (content_hash, ord)
+);
+
+-- the database-wide vocabulary of the term counts (ids are uint32 in the blobs)
+CREATE TABLE code_terms (
+    id    INTEGER GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+    term  TEXT COLLATE "C" NOT NULL UNIQUE
+);
+
+-- the blobs of treeseek.store.sqlite_terms, byte for byte
+CREATE TABLE code_file_terms (
+    content_hash  TEXT COLLATE "C" PRIMARY KEY,
+    length        INTEGER NOT NULL,
+    term_ids      BYTEA NOT NULL,
+    counts        BYTEA NOT NULL
+);
+
+CREATE TABLE code_part_terms (
+    content_hash  TEXT COLLATE "C" NOT NULL,
+    layer         TEXT NOT NULL,
+    lengths       BYTEA NOT NULL,
+    sizes         BYTEA NOT NULL,
+    term_ids      BYTEA NOT NULL,
+    counts        BYTEA NOT NULL,
+    PRIMARY KEY (content_hash, layer)
+);
+
+-- float32 vectors (pgvector's float4 elements: the numpy values, exactly); any dimension, so
+-- the HNSW indexes are partial expression indexes per model and kind
+CREATE TABLE code_vectors (
+    content_hash  TEXT COLLATE "C" NOT NULL,
+    model         TEXT NOT NULL,
+    kind          TEXT NOT NULL,
+    vec           vector NOT NULL,
+    PRIMARY KEY (content_hash, model, kind)
+);
+
+-- rows of a content disappear with the content
+CREATE FUNCTION code_prune_with_content() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM code_chunks WHERE content_hash = OLD.hash;
+    DELETE FROM code_symbols WHERE content_hash = OLD.hash;
+    DELETE FROM code_edges WHERE content_hash = OLD.hash;
+    DELETE FROM code_entrypoints WHERE content_hash = OLD.hash;
+    DELETE FROM code_vectors WHERE content_hash = OLD.hash;
+    DELETE FROM code_file_terms WHERE content_hash = OLD.hash;
+    DELETE FROM code_part_terms WHERE content_hash = OLD.hash;
+    DELETE FROM code_files WHERE content_hash = OLD.hash;
+    RETURN OLD;
+END;
+$$;
+CREATE TRIGGER code_prune_with_content AFTER DELETE ON contents
+FOR EACH ROW EXECUTE FUNCTION code_prune_with_content();
+"""
+
+#: every PostgreSQL migration, in order; append only
+POSTGRES_MIGRATIONS: list[PostgresMigration] = [
+    PostgresMigration(
+        version=1,
+        description="trees, nodes, shared contents, code layers (term counts), pgvector vectors",
+        sql=_PG_V1_SCHEMA,
+    ),
+]
+
+#: the per-content tables of the code layers, children first (deleted before ``code_files``)
+POSTGRES_CODE_TABLES = (
+    "code_chunks",
+    "code_symbols",
+    "code_edges",
+    "code_entrypoints",
+    "code_file_terms",
+    "code_part_terms",
+    "code_files",
+)
+
+
+def postgres_vector_index_name(model: str, kind: str, dim: int) -> str:
+    """The name of the HNSW index of one (model, kind, dimension): a short stable digest."""
+    import hashlib
+
+    digest = hashlib.blake2b(f"{model}\0{kind}\0{dim}".encode(), digest_size=6).hexdigest()
+    return f"code_vectors_hnsw_{digest}"
+
+
+def postgres_vector_index_sql(model: str, kind: str, dim: int) -> str:
+    """The HNSW (cosine) index of one (model, kind, dimension); ``model`` and ``kind`` are
+    quoted as SQL literals."""
+
+    def literal(value: str) -> str:
+        return "'" + value.replace("'", "''") + "'"
+
+    return (
+        f"CREATE INDEX IF NOT EXISTS {postgres_vector_index_name(model, kind, dim)}"
+        f" ON code_vectors USING hnsw ((vec::vector({int(dim)})) vector_cosine_ops)"
+        f" WHERE model = {literal(model)} AND kind = {literal(kind)}"
+        f" AND vector_dims(vec) = {int(dim)}"
+    )

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -24,6 +25,14 @@ from treeseek.store._sql import batched, qmarks
 _VOCABULARY_LOOKUPS = 64
 
 Connect = Callable[[], sqlite3.Connection]
+
+
+class TermIds(Protocol):
+    """A write's vocabulary (this module's :class:`Vocabulary`, or another backend's)."""
+
+    def ids(self, terms: Iterable[str]) -> Mapping[str, int]:
+        """The ids known so far, after adding ``terms`` to the vocabulary."""
+        ...
 
 
 def term_ids(conn: sqlite3.Connection, terms: Collection[str]) -> dict[str, int]:
@@ -86,7 +95,7 @@ def encode_bag(
 
 
 def encode_parts(
-    parts: Sequence[Mapping[str, int]], vocabulary: Vocabulary
+    parts: Sequence[Mapping[str, int]], vocabulary: TermIds
 ) -> tuple[bytes, bytes, bytes, bytes]:
     """The blobs of a content's parts: lengths, sizes, term ids, counts."""
     known = vocabulary.ids(set().union(*parts) if parts else ())

@@ -1,0 +1,69 @@
+"""Database commands: ``db migrate``, ``db copy``.
+
+treeseek db migrate --db postgresql://treeseek@db.internal/treeseek
+treeseek db copy ~/.local/share/treeseek/treeseek.db postgresql://treeseek@db.internal/treeseek
+treeseek db copy postgresql://treeseek@db.internal/treeseek laptop.db --tree django
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Annotated
+
+import typer
+
+from treeseek.cli.app import app
+from treeseek.cli.common import DbOption, JsonOption, display_path, out_console, print_json
+from treeseek.config import resolve_db_path
+from treeseek.index.transfer import copy_trees
+from treeseek.store import open_store
+
+db_app = typer.Typer(
+    name="db", help="Manage a database: migrate its schema, copy trees between databases."
+)
+app.add_typer(db_app)
+
+
+@db_app.command("migrate")
+def migrate_command(db: DbOption = None, as_json: JsonOption = False) -> None:
+    """Bring the database's schema to this treeseek's version (opening a database does it
+    too; this does it alone, e.g. before rolling out new workers)."""
+    store = open_store(resolve_db_path(db))
+    try:
+        version = store.schema_version  # type: ignore[attr-defined]
+    finally:
+        store.close()
+    if as_json:
+        print_json({"schema_version": version})
+    else:
+        out_console.print(f"schema version {version}")
+
+
+@db_app.command("copy")
+def copy_command(
+    source: Annotated[str, typer.Argument(help="Database to read: a SQLite file or a URL.")],
+    target: Annotated[str, typer.Argument(help="Database to write: a SQLite file or a URL.")],
+    tree: Annotated[
+        list[str] | None, typer.Option("--tree", help="Copy only this tree (repeatable).")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Copy trees with their contents and code layers from SOURCE to TARGET (SQLite to
+    PostgreSQL and back); a tree of the same name in TARGET is replaced, atomically."""
+    src = open_store(resolve_db_path(source))
+    try:
+        dst = open_store(resolve_db_path(target))
+        try:
+            copied = copy_trees(src, dst, tree or None)
+        finally:
+            dst.close()
+    finally:
+        src.close()
+    if as_json:
+        print_json({"copied": [asdict(c) for c in copied]})
+        return
+    for c in copied:
+        out_console.print(
+            f"copied [bold]{display_path(c.name)}[/bold]: {c.nodes} nodes, {c.contents} contents"
+            f" ({c.new_contents} new), {c.code_files} parsed files, {c.vectors} vectors"
+        )

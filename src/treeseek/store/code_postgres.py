@@ -1,0 +1,605 @@
+"""PostgreSQL storage of the code layers: the same rows and term-count blobs as SQLite's.
+
+Tables (:data:`treeseek.store.migrations.POSTGRES_MIGRATIONS`) mirror
+:mod:`treeseek.store.code_sqlite`, with the chunk and symbol documents as plain columns (no
+FTS: nothing ranks with a database-wide index) and vectors in a pgvector column with HNSW
+indexes per model and kind (:meth:`PostgresCodeStore.nearest`).
+
+A writer (:meth:`treeseek.store.postgres.PostgresTreeWriter.code`) buffers the rows of
+:meth:`PostgresCodeStore.put_prepared` and writes them with ``COPY`` in batches (one round trip
+per table, not per file); every read of the writer flushes first, so it sees its own rows. Two
+writers of different trees parsing the same content concurrently: the first to insert the
+``code_files`` row owns it, the other skips that content's rows (they are the same rows).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from treeseek.code.model import Chunk, ChunkType, Edge, EdgeType, Entrypoint, Symbol, SymbolKind
+from treeseek.store.code_base import (
+    ChunkSpan,
+    CodeFileInfo,
+    FileTerms,
+    PartLayer,
+    PartTerms,
+    PreparedCode,
+    SymbolHit,
+)
+from treeseek.store.migrations import (
+    POSTGRES_CODE_TABLES,
+    postgres_vector_index_name,
+    postgres_vector_index_sql,
+)
+from treeseek.store.sqlite_terms import as_uint32, encode_bag, encode_parts
+
+if TYPE_CHECKING:
+    import psycopg
+
+Connect = Callable[[], AbstractContextManager["psycopg.Connection[Any]"]]
+ContentReader = Callable[[Sequence[str]], dict[str, bytes]]
+
+#: files whose rows a writer buffers before it writes them
+FLUSH_FILES = 500
+
+_CHUNK_TYPES: dict[str, ChunkType] = {t.value: t for t in ChunkType}
+_SYMBOL_KINDS: dict[str, SymbolKind] = {k.value: k for k in SymbolKind}
+
+_TERMS_SQL = """
+WITH wanted AS (SELECT DISTINCT unnest(%s::text[]) COLLATE "C" AS term),
+ins AS (
+    INSERT INTO code_terms(term)
+    SELECT w.term FROM wanted AS w
+    WHERE NOT EXISTS (SELECT 1 FROM code_terms AS c WHERE c.term = w.term)
+    ORDER BY w.term
+    ON CONFLICT (term) DO NOTHING
+    RETURNING term, id
+)
+SELECT term, id FROM ins
+UNION ALL
+SELECT c.term, c.id FROM code_terms AS c JOIN wanted AS w ON w.term = c.term
+"""
+
+
+def _json_obj(value: dict[str, Any]) -> str:
+    return json.dumps(value) if value else "{}"
+
+
+def _json_list(value: Sequence[str]) -> str:
+    return json.dumps(list(value)) if value else "[]"
+
+
+class _Vocabulary:
+    """Term ids of one write, adding new terms to ``code_terms`` (one statement per batch)."""
+
+    def __init__(self, connect: Connect) -> None:
+        self._connect = connect
+        self._known: dict[str, int] = {}
+        self._lookups = 0
+        self._loaded = False
+
+    def ids(self, terms: Iterable[str]) -> dict[str, int]:
+        known = self._known
+        unseen = list(dict.fromkeys(t for t in terms if t not in known))
+        if not unseen:
+            return known
+        with self._connect() as conn:
+            if not self._loaded:
+                self._lookups += 1
+                if self._lookups > 64:  # most terms of a big write are known: read them all
+                    known.update(conn.execute("SELECT term, id FROM code_terms").fetchall())
+                    self._loaded = True
+                    unseen = [t for t in unseen if t not in known]
+            if unseen:
+                known.update(conn.execute(_TERMS_SQL, (unseen,)).fetchall())
+                missing = [t for t in unseen if t not in known]
+                if missing:  # inserted by a concurrent writer after this statement began
+                    known.update(
+                        conn.execute(
+                            "SELECT term, id FROM code_terms WHERE term = ANY(%s)", (missing,)
+                        ).fetchall()
+                    )
+        return known
+
+
+def term_ids(conn: psycopg.Connection[Any], terms: Collection[str]) -> dict[str, int]:
+    rows = conn.execute(
+        "SELECT term, id FROM code_terms WHERE term = ANY(%s)", (list(dict.fromkeys(terms)),)
+    ).fetchall()
+    return {t: int(i) for t, i in rows}
+
+
+class PostgresCodeStore:
+    """The code layers in the PostgreSQL database (implements ``CodeWriter``).
+
+    ``connect`` lends a connection (the pool's for reads, the write transaction's for a
+    writer); ``read_contents`` returns raw bytes by content hash; ``writer``: buffer writes.
+    """
+
+    def __init__(self, connect: Connect, read_contents: ContentReader, *, writer: bool) -> None:
+        self._connect = connect
+        self._read_contents = read_contents
+        self._writer = writer
+        self._vocabulary = _Vocabulary(connect)
+        self._pending: dict[str, tuple[PreparedCode, Mapping[str, int] | None]] = {}
+        self._file_terms: dict[str, tuple[int, bytes, bytes]] = {}
+        self._part_rows: dict[tuple[str, str], tuple[str, str, bytes, bytes, bytes, bytes]] = {}
+        self._vector_indexes: set[tuple[str, str, int]] = set()
+
+    def _read(self) -> AbstractContextManager[psycopg.Connection[Any]]:
+        if self._writer:
+            self.flush()
+        return self._connect()
+
+    # -- writes ---------------------------------------------------------------------------
+    def missing_code(self, hashes: Collection[str]) -> set[str]:
+        wanted = list(dict.fromkeys(hashes))
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT content_hash FROM code_files WHERE content_hash = ANY(%s)", (wanted,)
+            ).fetchall()
+        return set(wanted) - {r[0] for r in rows}
+
+    def put_prepared(self, content_hash: str, prepared: PreparedCode) -> None:
+        # term ids now (the vocabulary is shared by the write), rows at the next flush
+        ids, tfs = encode_bag(prepared.term_counts, self._vocabulary.ids(prepared.term_counts))
+        self._file_terms[content_hash] = (int(tfs.sum()), ids.tobytes(), tfs.tobytes())
+        for layer, parts in (("chunks", prepared.chunk_terms), ("symbols", prepared.symbol_terms)):
+            self._part_rows.pop((content_hash, layer), None)
+            if parts:
+                self._part_rows[content_hash, layer] = (
+                    content_hash,
+                    layer,
+                    *encode_parts(parts, self._vocabulary),
+                )
+        self._pending[content_hash] = (prepared, None)
+        if len(self._pending) >= FLUSH_FILES:
+            self.flush()
+
+    def put_file_terms(self, content_hash: str, counts: Mapping[str, int]) -> None:
+        ids, tfs = encode_bag(counts, self._vocabulary.ids(counts))
+        with self._read() as conn:
+            conn.execute(
+                "INSERT INTO code_file_terms(content_hash, length, term_ids, counts)"
+                " VALUES (%s, %s, %s, %s) ON CONFLICT (content_hash) DO UPDATE SET"
+                " length = EXCLUDED.length, term_ids = EXCLUDED.term_ids,"
+                " counts = EXCLUDED.counts",
+                (content_hash, int(tfs.sum()), ids.tobytes(), tfs.tobytes()),
+            )
+
+    def flush(self) -> None:
+        """Write the buffered rows (a writer's reads and its commit call this)."""
+        if not self._pending:
+            return
+        pending, file_terms, part_rows = self._pending, self._file_terms, self._part_rows
+        self._pending, self._file_terms, self._part_rows = {}, {}, {}
+        hashes = list(pending)
+        with self._connect() as conn, conn.cursor() as cur:
+            for table in POSTGRES_CODE_TABLES:  # replace what was stored for these contents
+                cur.execute(f"DELETE FROM {table} WHERE content_hash = ANY(%s)", (hashes,))
+            infos = [
+                (
+                    h,
+                    p.index.language,
+                    p.index.parse_error,
+                    len(p.index.chunks),
+                    len(p.index.symbols),
+                )
+                for h, (p, _) in pending.items()
+            ]
+            cur.execute(
+                "INSERT INTO code_files(content_hash, language, parse_error, chunk_count,"
+                " symbol_count) SELECT * FROM unnest(%s::text[], %s::text[], %s::text[],"
+                " %s::int[], %s::int[]) ON CONFLICT (content_hash) DO NOTHING"
+                " RETURNING content_hash",
+                [list(column) for column in zip(*infos, strict=True)],
+            )
+            owned = {r[0] for r in cur.fetchall()}
+            with cur.copy(
+                "COPY code_chunks(content_hash, idx, type, start_line, end_line, symbol, body)"
+                " FROM STDIN"
+            ) as copy:
+                for h in hashes:
+                    if h in owned:
+                        p = pending[h][0]
+                        for c, body in zip(p.index.chunks, p.chunk_bodies, strict=True):
+                            copy.write_row(
+                                (h, c.index, str(c.type), c.start_line, c.end_line, c.symbol, body)
+                            )
+            with cur.copy(
+                "COPY code_symbols(content_hash, ord, qname, name, kind, start_line, end_line,"
+                " signature, decorators, docstring, parent, is_entry, lang_payload, body)"
+                " FROM STDIN"
+            ) as copy:
+                for h in hashes:
+                    if h in owned:
+                        p = pending[h][0]
+                        for i, (s, body) in enumerate(
+                            zip(p.index.symbols, p.symbol_bodies, strict=True)
+                        ):
+                            copy.write_row(
+                                (
+                                    h,
+                                    i,
+                                    s.qname,
+                                    s.name,
+                                    str(s.kind),
+                                    s.start_line,
+                                    s.end_line,
+                                    s.signature,
+                                    _json_list(s.decorators),
+                                    s.docstring,
+                                    s.parent,
+                                    s.is_entry_candidate,
+                                    _json_obj(s.lang_payload),
+                                    body,
+                                )
+                            )
+            with cur.copy(
+                "COPY code_edges(content_hash, ord, type, src, dst_ref, line, lang_payload)"
+                " FROM STDIN"
+            ) as copy:
+                for h in hashes:
+                    if h in owned:
+                        for i, e in enumerate(pending[h][0].index.edges):
+                            copy.write_row(
+                                (
+                                    h,
+                                    i,
+                                    str(e.type),
+                                    e.src,
+                                    e.dst_ref,
+                                    e.line,
+                                    _json_obj(e.lang_payload),
+                                )
+                            )
+            with cur.copy(
+                "COPY code_entrypoints(content_hash, ord, entry_type, framework,"
+                " route_or_command, handler, line, lang_payload) FROM STDIN"
+            ) as copy:
+                for h in hashes:
+                    if h in owned:
+                        for i, ep in enumerate(pending[h][0].index.entrypoints):
+                            copy.write_row(
+                                (
+                                    h,
+                                    i,
+                                    ep.entry_type,
+                                    ep.framework,
+                                    ep.route_or_command,
+                                    ep.handler,
+                                    ep.line,
+                                    _json_obj(ep.lang_payload),
+                                )
+                            )
+            with cur.copy(
+                "COPY code_file_terms(content_hash, length, term_ids, counts) FROM STDIN"
+            ) as copy:
+                for h, (length, ids, tfs) in file_terms.items():
+                    if h in owned:
+                        copy.write_row((h, length, ids, tfs))
+            with cur.copy(
+                "COPY code_part_terms(content_hash, layer, lengths, sizes, term_ids, counts)"
+                " FROM STDIN"
+            ) as copy:
+                for row in part_rows.values():
+                    if row[0] in owned:
+                        copy.write_row(row)
+
+    def contents_without_terms(self, tree: str) -> set[str]:
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT DISTINCT n.content_hash FROM nodes AS n"
+                " JOIN trees AS t ON t.id = n.tree_id"
+                " JOIN code_files AS c ON c.content_hash = n.content_hash"
+                " WHERE t.name = %s AND NOT EXISTS"
+                " (SELECT 1 FROM code_file_terms AS f WHERE f.content_hash = n.content_hash)",
+                (tree,),
+            ).fetchall()
+        return {r[0] for r in rows}
+
+    def contents_without_vectors(
+        self, tree: str, model: str, kind: str
+    ) -> dict[str, tuple[str, str | None]]:
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT n.content_hash, MIN(n.path), c.language FROM nodes AS n"
+                " JOIN trees AS t ON t.id = n.tree_id"
+                " JOIN code_files AS c ON c.content_hash = n.content_hash"
+                " WHERE t.name = %s AND NOT EXISTS (SELECT 1 FROM code_vectors AS v"
+                " WHERE v.content_hash = n.content_hash AND v.model = %s AND v.kind = %s)"
+                " GROUP BY n.content_hash, c.language",
+                (tree, model, kind),
+            ).fetchall()
+        return {r[0]: (bytes(r[1]).decode("utf-8", "surrogateescape"), r[2]) for r in rows}
+
+    def heads(self, hashes: Collection[str], size: int) -> dict[str, str]:
+        data = self._read_contents(list(hashes))
+        return {h: raw[:size].decode("utf-8", "replace") for h, raw in data.items()}
+
+    def missing_vectors(self, model: str, kind: str, hashes: Collection[str]) -> set[str]:
+        wanted = list(dict.fromkeys(hashes))
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT content_hash FROM code_vectors WHERE model = %s AND kind = %s"
+                " AND content_hash = ANY(%s)",
+                (model, kind, wanted),
+            ).fetchall()
+        return set(wanted) - {r[0] for r in rows}
+
+    def put_vectors(
+        self, model: str, kind: str, items: Sequence[tuple[str, npt.NDArray[np.float32]]]
+    ) -> None:
+        if not items:
+            return
+        from pgvector import Vector
+
+        rows = [(h, model, kind, Vector(np.asarray(v, dtype=np.float32))) for h, v in items]
+        with self._read() as conn:
+            for dim in {len(r[3].to_list()) for r in rows}:
+                key = (model, kind, dim)
+                if key not in self._vector_indexes:
+                    # CREATE INDEX locks the table against other writers until commit: only
+                    # when the index is really missing (the first write of this model)
+                    found = conn.execute(
+                        "SELECT to_regclass(%s)", (postgres_vector_index_name(model, kind, dim),)
+                    ).fetchone()
+                    if found is None or found[0] is None:
+                        conn.execute(postgres_vector_index_sql(model, kind, dim))
+                    self._vector_indexes.add(key)
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO code_vectors(content_hash, model, kind, vec)"
+                    " VALUES (%s, %s, %s, %s) ON CONFLICT (content_hash, model, kind)"
+                    " DO UPDATE SET vec = EXCLUDED.vec",
+                    rows,
+                )
+
+    # -- reads ----------------------------------------------------------------------------
+    def code_files(self, hashes: Collection[str]) -> dict[str, CodeFileInfo]:
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT content_hash, language, parse_error, chunk_count, symbol_count"
+                " FROM code_files WHERE content_hash = ANY(%s)",
+                (list(hashes),),
+            ).fetchall()
+        return {r[0]: CodeFileInfo(r[0], r[1], r[2], r[3], r[4]) for r in rows}
+
+    def chunks(self, content_hash: str) -> list[Chunk]:
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT idx, type, start_line, end_line, symbol FROM code_chunks"
+                " WHERE content_hash = %s ORDER BY idx",
+                (content_hash,),
+            ).fetchall()
+        if not rows:
+            return []
+        data = self._read_contents([content_hash]).get(content_hash, b"")
+        lines = data.decode("utf-8", "replace").splitlines()
+        return [
+            Chunk(
+                index=r[0],
+                type=ChunkType(r[1]),
+                start_line=r[2],
+                end_line=r[3],
+                text="\n".join(lines[r[2] - 1 : r[3]]),
+                symbol=r[4],
+            )
+            for r in rows
+        ]
+
+    def chunk_documents(self, hashes: Collection[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT content_hash, body FROM code_chunks WHERE content_hash = ANY(%s)"
+                " ORDER BY content_hash, idx",
+                (list(hashes),),
+            ).fetchall()
+        for digest, body in rows:
+            out.setdefault(digest, []).append(body)
+        return out
+
+    def symbols(self, content_hash: str) -> list[Symbol]:
+        return self.symbols_of([content_hash]).get(content_hash, [])
+
+    def symbols_of(self, hashes: Collection[str]) -> dict[str, list[Symbol]]:
+        out: dict[str, list[Symbol]] = {}
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT content_hash, qname, name, kind, start_line, end_line, signature,"
+                " decorators, docstring, parent, is_entry, lang_payload FROM code_symbols"
+                " WHERE content_hash = ANY(%s) ORDER BY content_hash, ord",
+                (list(hashes),),
+            ).fetchall()
+        for row in rows:
+            out.setdefault(row[0], []).append(
+                Symbol(
+                    qname=row[1],
+                    name=row[2],
+                    kind=SymbolKind(row[3]),
+                    start_line=row[4],
+                    end_line=row[5],
+                    signature=row[6],
+                    decorators=tuple(json.loads(row[7])),
+                    docstring=row[8],
+                    parent=row[9],
+                    is_entry_candidate=bool(row[10]),
+                    lang_payload=json.loads(row[11]),
+                )
+            )
+        return out
+
+    def edges(self, content_hash: str) -> list[Edge]:
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT type, src, dst_ref, line, lang_payload FROM code_edges"
+                " WHERE content_hash = %s ORDER BY ord",
+                (content_hash,),
+            ).fetchall()
+        return [
+            Edge(
+                type=EdgeType(r[0]),
+                src=r[1],
+                dst_ref=r[2],
+                line=r[3],
+                lang_payload=json.loads(r[4]),
+            )
+            for r in rows
+        ]
+
+    def entrypoints(self, content_hash: str) -> list[Entrypoint]:
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT entry_type, framework, route_or_command, handler, line, lang_payload"
+                " FROM code_entrypoints WHERE content_hash = %s ORDER BY ord",
+                (content_hash,),
+            ).fetchall()
+        return [
+            Entrypoint(
+                entry_type=r[0],
+                framework=r[1],
+                route_or_command=r[2],
+                handler=r[3],
+                line=r[4],
+                lang_payload=json.loads(r[5]),
+            )
+            for r in rows
+        ]
+
+    def term_ids(self, terms: Collection[str]) -> dict[str, int]:
+        with self._read() as conn:
+            return term_ids(conn, terms)
+
+    def file_terms(self, hashes: Collection[str]) -> dict[str, FileTerms]:
+        with self._read() as conn, conn.cursor(binary=True) as cur:
+            rows = cur.execute(
+                "SELECT content_hash, length, term_ids, counts FROM code_file_terms"
+                " WHERE content_hash = ANY(%s)",
+                (list(hashes),),
+            ).fetchall()
+        return {
+            digest: FileTerms(digest, int(length), as_uint32(ids), as_uint32(counts))
+            for digest, length, ids, counts in rows
+        }
+
+    def part_terms(self, layer: PartLayer, hashes: Collection[str]) -> dict[str, PartTerms]:
+        with self._read() as conn, conn.cursor(binary=True) as cur:
+            rows = cur.execute(
+                "SELECT content_hash, lengths, sizes, term_ids, counts FROM code_part_terms"
+                " WHERE layer = %s AND content_hash = ANY(%s)",
+                (layer, list(hashes)),
+            ).fetchall()
+        return {
+            digest: PartTerms(
+                digest, as_uint32(lengths), as_uint32(sizes), as_uint32(ids), as_uint32(counts)
+            )
+            for digest, lengths, sizes, ids, counts in rows
+        }
+
+    def chunk_spans(self, hashes: Collection[str]) -> dict[str, list[ChunkSpan]]:
+        out: dict[str, list[ChunkSpan]] = {}
+        kinds = _CHUNK_TYPES
+        with self._read() as conn, conn.cursor(binary=True) as cur:
+            rows = cur.execute(
+                "SELECT content_hash, idx, type, start_line, end_line, symbol FROM code_chunks"
+                " WHERE content_hash = ANY(%s) ORDER BY content_hash, idx",
+                (list(hashes),),
+            ).fetchall()
+        for digest, idx, kind, start, end, symbol in rows:
+            out.setdefault(digest, []).append(
+                ChunkSpan(digest, idx, kinds[kind], start, end, symbol)
+            )
+        return out
+
+    def symbol_heads(self, hashes: Collection[str]) -> dict[str, list[SymbolHit]]:
+        out: dict[str, list[SymbolHit]] = {}
+        kinds = _SYMBOL_KINDS
+        with self._read() as conn, conn.cursor(binary=True) as cur:
+            rows = cur.execute(
+                "SELECT content_hash, qname, name, kind, start_line, end_line FROM code_symbols"
+                " WHERE content_hash = ANY(%s) ORDER BY content_hash, ord",
+                (list(hashes),),
+            ).fetchall()
+        for digest, qname, name, kind, start, end in rows:
+            out.setdefault(digest, []).append(
+                SymbolHit(digest, qname, name, kinds[kind], start, end, 0.0)
+            )
+        return out
+
+    def symbols_named(self, names: Sequence[str], hashes: Collection[str]) -> list[SymbolHit]:
+        wanted = list(dict.fromkeys(n for n in names if n))
+        if not wanted or not hashes:
+            return []
+        keep = hashes if isinstance(hashes, (set, frozenset)) else set(hashes)
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT content_hash, qname, name, kind, start_line, end_line FROM code_symbols"
+                " WHERE name = ANY(%s) OR qname = ANY(%s) ORDER BY content_hash, ord",
+                (wanted, wanted),
+            ).fetchall()
+        return [
+            SymbolHit(r[0], r[1], r[2], SymbolKind(r[3]), r[4], r[5], 0.0)
+            for r in rows
+            if r[0] in keep
+        ]
+
+    def vectors(
+        self, model: str, kind: str, hashes: Collection[str]
+    ) -> dict[str, npt.NDArray[np.float32]]:
+        with self._read() as conn, conn.cursor(binary=True) as cur:
+            rows = cur.execute(
+                "SELECT content_hash, vec FROM code_vectors WHERE model = %s AND kind = %s"
+                " AND content_hash = ANY(%s)",
+                (model, kind, list(hashes)),
+            ).fetchall()
+        return {h: _as_float32(v) for h, v in rows}
+
+    def vector_kinds(self) -> list[tuple[str, str]]:
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT DISTINCT model, kind FROM code_vectors ORDER BY 1, 2"
+            ).fetchall()
+        return [(str(m), str(k)) for m, k in rows]
+
+    def nearest(
+        self,
+        model: str,
+        kind: str,
+        query: npt.NDArray[np.float32],
+        k: int,
+        hashes: Collection[str] | None = None,
+    ) -> list[tuple[str, float]]:
+        """The ``k`` contents whose ``model``/``kind`` vectors are nearest ``query`` by cosine
+        similarity (highest first), by the HNSW index (approximate); ``hashes`` restricts them
+        to one tree's contents (pgvector's iterative scan keeps filling up to ``k``)."""
+        from pgvector import Vector
+
+        q = np.asarray(query, dtype=np.float32)
+        dim = int(q.shape[0])
+        where = "model = %s AND kind = %s AND vector_dims(vec) = %s"
+        params: list[Any] = [model, kind, dim]
+        if hashes is not None:
+            where += " AND content_hash = ANY(%s)"
+            params.append(list(hashes))
+        with self._read() as conn, conn.transaction():
+            conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            rows = conn.execute(
+                f"SELECT content_hash, 1 - (vec::vector({dim}) <=> %s::vector({dim})) AS score"
+                f" FROM code_vectors WHERE {where}"
+                f" ORDER BY vec::vector({dim}) <=> %s::vector({dim}) LIMIT %s",
+                (Vector(q), *params, Vector(q), k),
+            ).fetchall()
+        return sorted(((h, float(s)) for h, s in rows), key=lambda r: -r[1])
+
+
+def _as_float32(value: Any) -> npt.NDArray[np.float32]:
+    if isinstance(value, np.ndarray):
+        return value.astype(np.float32, copy=False)
+    return np.asarray(value.to_numpy(), dtype=np.float32)

@@ -1,0 +1,774 @@
+"""The shared store: PostgreSQL (15+) with pgvector, behind the same protocols as SQLite.
+
+For a team's server: many processes (indexers, CI jobs, HTTP workers) on one database of many
+trees. ``open_store("postgresql://user@host/db")`` opens it; the extra ``treeseek[postgres]``
+provides psycopg 3, its connection pool and the ``pgvector`` package.
+
+Connections: one pool per process (psycopg_pool; a forked child makes its own), autocommit
+connections for reads, a statement timeout on every connection
+(:data:`READ_STATEMENT_TIMEOUT_MS`, :data:`WRITE_STATEMENT_TIMEOUT_MS` inside a write).
+
+Writes: :meth:`PostgresStore.write_tree` takes one pooled connection, opens a transaction and
+a transaction-scoped advisory lock on the tree's name, so two writers of one tree run one after
+the other while writers of different trees run in parallel; the block commits on success and
+rolls back on an exception. Readers see the last committed version (MVCC), never half a tree;
+a killed writer's connection closes and PostgreSQL rolls its transaction back.
+
+The layout (:data:`treeseek.store.migrations.POSTGRES_MIGRATIONS`) mirrors the SQLite one, so
+both stores return the same rows and the same term-count blobs: one retrieval core, two stores.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import zlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from treeseek.errors import ConfigError, NodeNotFound, SchemaError, StoreError, TreeNotFound
+from treeseek.store.base import FileState
+from treeseek.store.code_postgres import PostgresCodeStore
+from treeseek.store.migrations import POSTGRES_MIGRATIONS, PostgresMigration
+from treeseek.trees.model import (
+    ROOT_PATH,
+    ContentStatus,
+    Node,
+    NodeType,
+    PathOnlyNodes,
+    TreeInfo,
+    TreeSource,
+)
+
+if TYPE_CHECKING:
+    import psycopg
+    from psycopg_pool import ConnectionPool
+
+COMPRESSION_LEVEL = 6
+#: every statement of a reader; a writer's transaction raises it (big COPYs, lock waits)
+READ_STATEMENT_TIMEOUT_MS = 60_000
+WRITE_STATEMENT_TIMEOUT_MS = 30 * 60_000
+#: the advisory-lock namespace of tree writes (the second key is hashtext(tree name))
+TREE_LOCK_NAMESPACE = 0x7EE5
+#: the advisory-lock key that serializes migrations of one database
+MIGRATION_LOCK_KEY = 0x7EE5_0001
+POOL_MAX = int(os.environ.get("TREESEEK_PG_POOL_MAX", "8"))
+
+_NODE_COLUMNS = (
+    "node_id, path, type, parent_id, depth, ord, child_count, size, content_hash, content_status"
+)
+_TYPES = {t.value: t for t in NodeType}
+_STATUSES = {s.value: s for s in ContentStatus}
+_TREE_COLUMNS = (
+    "name, source, root, node_count, file_count, dir_count, max_depth, built_at, updated_at"
+)
+_INSTALL = "pip install 'treeseek[postgres]'"
+
+
+def _require_driver() -> None:
+    try:
+        import pgvector.psycopg  # noqa: F401
+        import psycopg  # noqa: F401
+        import psycopg_pool  # noqa: F401
+    except ImportError as exc:
+        raise ConfigError(
+            f"a postgresql:// database needs the postgres extra ({exc.name} is missing): {_INSTALL}"
+        ) from exc
+
+
+def _b(value: str) -> bytes:
+    """A path as stored: UTF-8 bytes, surrogate escapes back to their raw bytes."""
+    return value.encode("utf-8", "surrogateescape")
+
+
+def _s(raw: bytes | memoryview) -> str:
+    return bytes(raw).decode("utf-8", "surrogateescape")
+
+
+def _row_to_node(row: Sequence[Any]) -> Node:
+    return Node(
+        id=row[0],
+        path=_s(row[1]),
+        type=_TYPES[row[2]],
+        parent_id=row[3],
+        depth=row[4],
+        order=row[5],
+        child_count=row[6],
+        size=row[7],
+        content_hash=row[8],
+        content_status=_STATUSES[row[9]],
+    )
+
+
+def _row_to_info(row: Sequence[Any]) -> TreeInfo:
+    return TreeInfo(
+        name=row[0],
+        source=TreeSource(row[1]),
+        root=_s(row[2]),
+        node_count=row[3],
+        file_count=row[4],
+        dir_count=row[5],
+        max_depth=row[6],
+        built_at=datetime.fromisoformat(row[7]),
+        updated_at=datetime.fromisoformat(row[8]),
+    )
+
+
+def _prefix_range(path: str) -> tuple[bytes, bytes]:
+    """Bounds of the paths strictly under ``path``: ``'a/b/' <= p < 'a/b0'`` ('0' follows '/')."""
+    return _b(path + "/"), _b(path + "0")
+
+
+def redact(url: str) -> str:
+    """``url`` without its password (for messages)."""
+    scheme, sep, rest = url.partition("://")
+    userinfo, at, host = rest.rpartition("@")
+    if not at or ":" not in userinfo:
+        return url
+    return f"{scheme}{sep}{userinfo.split(':', 1)[0]}:***@{host}"
+
+
+class PostgresTreeWriter:
+    """One atomic write of one tree (see :class:`treeseek.store.base.TreeWriter`)."""
+
+    def __init__(
+        self,
+        store: PostgresStore,
+        connection: psycopg.Connection[Any],
+        tree_id: int,
+        *,
+        fresh: bool,
+    ) -> None:
+        self._store = store
+        self._fresh = fresh
+        self.connection = connection
+        self.tree_id = tree_id
+        self._maybe_orphaned: set[str] = set()
+        self._code: PostgresCodeStore | None = None
+
+    def code(self) -> PostgresCodeStore:
+        if self._code is None:
+            connection = self.connection
+            self._code = PostgresCodeStore(
+                _single(connection), self._store.contents_on(connection), writer=True
+            )
+        return self._code
+
+    def _flush_code(self) -> None:
+        if self._code is not None:
+            self._code.flush()
+
+    # -- contents ------------------------------------------------------------------------
+    def put_contents(self, items: Iterable[tuple[str, bytes]]) -> None:
+        pending = dict(items)
+        if not pending:
+            return
+        present = self._store._existing_hashes(self.connection, list(pending))
+        rows = [
+            (digest, len(data), zlib.compress(data, COMPRESSION_LEVEL))
+            for digest, data in pending.items()
+            if digest not in present
+        ]
+        if rows:
+            with self.connection.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO contents(hash, size, data) VALUES (%s, %s, %s)"
+                    " ON CONFLICT (hash) DO NOTHING",
+                    rows,
+                )
+
+    # -- nodes ---------------------------------------------------------------------------
+    def upsert_nodes(self, nodes: Iterable[Node], signatures: Mapping[str, str]) -> None:
+        import psycopg
+
+        node_list = sorted(nodes, key=lambda n: n.path)
+        if not node_list:
+            return
+        existing = set() if self._fresh else self._existing_ids([n.id for n in node_list])
+        tid = self.tree_id
+        inserts: list[tuple[Any, ...]] = []
+        updates: list[tuple[Any, ...]] = []
+        for n in node_list:
+            signature = signatures.get(n.id) or ""
+            values = (
+                _b(n.path),
+                n.type.value,
+                n.parent_id,
+                n.depth,
+                n.order,
+                n.child_count,
+                n.size,
+                n.content_hash,
+                n.content_status.value,
+                _b(signature) if signature else None,
+            )
+            if n.id in existing:
+                updates.append((*values, tid, n.id))
+            else:
+                inserts.append((tid, n.id, *values))
+        try:
+            with self.connection.transaction(), self.connection.cursor() as cur:
+                if inserts:
+                    with cur.copy(
+                        "COPY nodes(tree_id, node_id, path, type, parent_id, depth, ord,"
+                        " child_count, size, content_hash, content_status, signature)"
+                        " FROM STDIN"
+                    ) as copy:
+                        for row in inserts:
+                            copy.write_row(row)
+                if updates:
+                    cur.executemany(
+                        "UPDATE nodes SET path = %s, type = %s, parent_id = %s, depth = %s,"
+                        " ord = %s, child_count = %s, size = %s, content_hash = %s,"
+                        " content_status = %s, signature = %s"
+                        " WHERE tree_id = %s AND node_id = %s",
+                        updates,
+                    )
+        except (psycopg.errors.IntegrityError, psycopg.errors.RaiseException) as exc:
+            raise StoreError(
+                f"cannot write nodes: {exc}; two paths map to one node id or a content is"
+                " missing. Rename one of the colliding paths and re-index."
+            ) from exc
+
+    def insert_path_only(self, nodes: PathOnlyNodes) -> None:
+        import psycopg
+
+        if (
+            not self._fresh
+            and self.connection.execute(
+                "SELECT 1 FROM nodes WHERE tree_id = %s LIMIT 1", (self.tree_id,)
+            ).fetchone()
+        ):
+            raise StoreError(
+                "insert_path_only writes a new tree, but this tree already has nodes;"
+                " use upsert_nodes (the general indexer) for an existing tree"
+            )
+        tid = self.tree_id
+        try:
+            with (
+                self.connection.transaction(),
+                self.connection.cursor() as cur,
+                cur.copy(
+                    "COPY nodes(tree_id, node_id, path, type, parent_id, depth, ord,"
+                    " child_count, content_status) FROM STDIN"
+                ) as copy,
+            ):
+                for columns, node_type, status in (
+                    (nodes.dirs, NodeType.DIRECTORY.value, ContentStatus.NONE.value),
+                    (nodes.files, NodeType.FILE.value, ContentStatus.ABSENT.value),
+                ):
+                    for row in zip(
+                        columns.ids,
+                        columns.paths,
+                        columns.parent_ids,
+                        columns.depths,
+                        columns.orders,
+                        columns.child_counts,
+                        strict=True,
+                    ):
+                        copy.write_row((tid, row[0], _b(row[1]), node_type, *row[2:], status))
+        except psycopg.errors.IntegrityError as exc:
+            raise StoreError(
+                f"cannot write nodes: {exc}; two paths map to one node id. Rename one of the"
+                " colliding paths and re-index."
+            ) from exc
+
+    def _existing_ids(self, node_ids: Sequence[str]) -> set[str]:
+        found: set[str] = set()
+        rows = self.connection.execute(
+            "SELECT node_id, content_hash FROM nodes WHERE tree_id = %s AND node_id = ANY(%s)",
+            (self.tree_id, list(node_ids)),
+        )
+        for node_id, content_hash in rows:
+            found.add(node_id)
+            if content_hash is not None:
+                self._maybe_orphaned.add(content_hash)
+        return found
+
+    def delete_nodes(self, node_ids: Iterable[str]) -> None:
+        ids = list(node_ids)
+        if not ids:
+            return
+        rows = self.connection.execute(
+            "DELETE FROM nodes WHERE tree_id = %s AND node_id = ANY(%s) RETURNING content_hash",
+            (self.tree_id, ids),
+        )
+        self._maybe_orphaned.update(r[0] for r in rows if r[0] is not None)
+
+    def copy_from(self, source: str) -> None:
+        source_id = self._store._tree_id(self.connection, source)
+        if source_id == self.tree_id:
+            return
+        self._fresh = False
+        rows = self.connection.execute(
+            "DELETE FROM nodes WHERE tree_id = %s RETURNING content_hash", (self.tree_id,)
+        )
+        self._maybe_orphaned.update(r[0] for r in rows if r[0] is not None)
+        self.connection.execute(
+            "INSERT INTO nodes(tree_id, node_id, path, type, parent_id, depth, ord, child_count,"
+            " size, content_hash, content_status, signature)"
+            " SELECT %s, node_id, path, type, parent_id, depth, ord, child_count, size,"
+            " content_hash, content_status, signature FROM nodes WHERE tree_id = %s",
+            (self.tree_id, source_id),
+        )
+
+    def set_info(self, info: TreeInfo) -> None:
+        self.connection.execute(
+            "UPDATE trees SET source = %s, root = %s, node_count = %s, file_count = %s,"
+            " dir_count = %s, max_depth = %s, built_at = %s, updated_at = %s WHERE id = %s",
+            (
+                info.source.value,
+                _b(info.root),
+                info.node_count,
+                info.file_count,
+                info.dir_count,
+                info.max_depth,
+                info.built_at.isoformat(),
+                info.updated_at.isoformat(),
+                self.tree_id,
+            ),
+        )
+
+    def _finish(self) -> None:
+        self._flush_code()
+        self._store._delete_orphans(self.connection, self._maybe_orphaned)
+
+
+def _single(connection: psycopg.Connection[Any]) -> Any:
+    """A connection provider that always lends ``connection`` (a writer's transaction)."""
+
+    @contextmanager
+    def lend() -> Iterator[psycopg.Connection[Any]]:
+        yield connection
+
+    return lend
+
+
+class PostgresStore:
+    """Trees, nodes, contents and code layers in one PostgreSQL database with pgvector (see
+    :class:`treeseek.store.base.Store`)."""
+
+    def __init__(
+        self, url: str, *, migrations: list[PostgresMigration] | None = None, migrate: bool = True
+    ) -> None:
+        _require_driver()
+        self.url = url
+        self._migrations = POSTGRES_MIGRATIONS if migrations is None else migrations
+        self._pool_pid = -1
+        self._pool_obj: ConnectionPool[Any] | None = None
+        self._pool_lock = threading.Lock()
+        self._closed = False
+        self._writing = threading.local()
+        if migrate:
+            self.migrate()
+        self._code = PostgresCodeStore(self._connection, self.contents, writer=False)
+
+    # -- connections ---------------------------------------------------------------------
+    def _connect_direct(self) -> psycopg.Connection[Any]:
+        import psycopg
+
+        try:
+            conn = psycopg.connect(self.url, autocommit=True, connect_timeout=30)
+        except psycopg.Error as exc:
+            raise StoreError(
+                f"cannot connect to {redact(self.url)}: {str(exc).strip()}; is the server"
+                " running and the URL right? Pass --db (or set TREESEEK_DB)"
+            ) from exc
+        conn.execute(f"SET statement_timeout = {READ_STATEMENT_TIMEOUT_MS}")
+        return conn
+
+    @property
+    def _pool(self) -> ConnectionPool[Any]:
+        pid = os.getpid()
+        pool = self._pool_obj
+        if pool is not None and self._pool_pid == pid:
+            return pool
+        with self._pool_lock:
+            if self._closed:
+                raise StoreError(f"the database {redact(self.url)} is closed")
+            if self._pool_obj is None or self._pool_pid != pid:
+                # a forked child never touches its parent's connections: a pool of its own
+                from psycopg_pool import ConnectionPool
+
+                def configure(conn: psycopg.Connection[Any]) -> None:
+                    from pgvector.psycopg import register_vector
+
+                    conn.execute(f"SET statement_timeout = {READ_STATEMENT_TIMEOUT_MS}")
+                    register_vector(conn)
+
+                self._pool_obj = ConnectionPool(
+                    self.url,
+                    min_size=1,
+                    max_size=max(POOL_MAX, 2),
+                    kwargs={"autocommit": True},
+                    configure=configure,
+                    open=True,
+                    name="treeseek",
+                )
+                self._pool_pid = pid
+            return self._pool_obj
+
+    @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+        """A connection for one read: the pool's, or on a thread inside a write the write's
+        own (so the writing thread reads its own rows, as with SQLite)."""
+        import psycopg
+
+        writer: PostgresTreeWriter | None = getattr(self._writing, "writer", None)
+        if writer is not None:
+            writer._flush_code()
+            yield writer.connection
+            return
+        try:
+            with self._pool.connection(timeout=60) as conn:
+                yield conn
+        except psycopg.OperationalError as exc:
+            raise StoreError(f"the database {redact(self.url)} failed: {exc}") from exc
+
+    def code(self) -> PostgresCodeStore:
+        return self._code
+
+    def local_files(self) -> list[Path]:
+        return []
+
+    def close(self) -> None:
+        with self._pool_lock:
+            self._closed = True
+            if self._pool_obj is not None and self._pool_pid == os.getpid():
+                self._pool_obj.close()
+            self._pool_obj = None
+
+    # -- schema --------------------------------------------------------------------------
+    @property
+    def schema_version(self) -> int:
+        with self._connection() as conn:
+            return self._version(conn)
+
+    @staticmethod
+    def _version(conn: psycopg.Connection[Any]) -> int:
+        row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
+        return int(row[0] or 0) if row else 0
+
+    def migrate(self) -> list[int]:
+        """Apply the migrations this database lacks; returns the versions applied."""
+        import psycopg
+
+        applied: list[int] = []
+        conn = self._connect_direct()
+        try:
+            known = self._migrations[-1].version if self._migrations else 0
+            try:
+                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            except psycopg.Error as exc:
+                raise StoreError(
+                    f"the database {redact(self.url)} lacks the pgvector extension and this"
+                    f" user cannot create it ({str(exc).strip()}); ask an administrator to run"
+                    " CREATE EXTENSION vector in it"
+                ) from exc
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY,"
+                    " description TEXT NOT NULL, applied_at TEXT NOT NULL)"
+                )
+            current = self._version(conn)
+            if current > known:
+                raise SchemaError(
+                    f"the database {redact(self.url)} has schema version {current}, newer than"
+                    f" this treeseek knows ({known}); upgrade treeseek or use another --db"
+                )
+            for migration in self._migrations:
+                if migration.version <= current:
+                    continue
+                try:
+                    with conn.transaction():
+                        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
+                        if self._version(conn) >= migration.version:
+                            continue
+                        conn.execute(f"SET LOCAL statement_timeout = {WRITE_STATEMENT_TIMEOUT_MS}")
+                        if migration.sql.strip():
+                            conn.execute(migration.sql.encode())
+                        if migration.run is not None:
+                            migration.run(conn)
+                        conn.execute(
+                            "INSERT INTO schema_version(version, description, applied_at)"
+                            " VALUES (%s, %s, %s)",
+                            (
+                                migration.version,
+                                migration.description,
+                                datetime.now(UTC).isoformat(),
+                            ),
+                        )
+                        applied.append(migration.version)
+                except psycopg.Error as exc:
+                    raise SchemaError(
+                        f"migration {migration.version} ({migration.description}) failed on"
+                        f" {redact(self.url)}: {str(exc).strip()}; the database is unchanged at"
+                        f" version {self._version(conn)}"
+                    ) from exc
+        finally:
+            conn.close()
+        return applied
+
+    # -- trees ---------------------------------------------------------------------------
+    @staticmethod
+    def _tree_id(conn: psycopg.Connection[Any], name: str) -> int:
+        row = conn.execute("SELECT id FROM trees WHERE name = %s", (name,)).fetchone()
+        if row is None:
+            raise TreeNotFound(name)
+        return int(row[0])
+
+    def trees(self) -> list[TreeInfo]:
+        with self._connection() as conn:
+            rows = conn.execute(f"SELECT {_TREE_COLUMNS} FROM trees ORDER BY name").fetchall()
+        return [_row_to_info(r) for r in rows]
+
+    def tree(self, name: str) -> TreeInfo:
+        with self._connection() as conn:
+            row = conn.execute(
+                f"SELECT {_TREE_COLUMNS} FROM trees WHERE name = %s", (name,)
+            ).fetchone()
+        if row is None:
+            raise TreeNotFound(name)
+        return _row_to_info(row)
+
+    def has_tree(self, name: str) -> bool:
+        with self._connection() as conn:
+            row = conn.execute("SELECT 1 FROM trees WHERE name = %s", (name,)).fetchone()
+        return row is not None
+
+    def delete_tree(self, name: str) -> None:
+        with self._write_connection(name) as conn:
+            tree_id = self._tree_id(conn, name)
+            rows = conn.execute(
+                "SELECT DISTINCT content_hash FROM nodes WHERE tree_id = %s"
+                " AND content_hash IS NOT NULL",
+                (tree_id,),
+            ).fetchall()
+            conn.execute("DELETE FROM trees WHERE id = %s", (tree_id,))
+            self._delete_orphans(conn, {r[0] for r in rows})
+
+    def copy_tree(self, source: str, target: str) -> None:
+        info = self.tree(source)
+        with self.write_tree(target) as writer:
+            writer.copy_from(source)
+            now = datetime.now(UTC)
+            writer.set_info(
+                TreeInfo(
+                    name=target,
+                    source=info.source,
+                    root=info.root,
+                    node_count=info.node_count,
+                    file_count=info.file_count,
+                    dir_count=info.dir_count,
+                    max_depth=info.max_depth,
+                    built_at=now,
+                    updated_at=now,
+                )
+            )
+
+    @contextmanager
+    def _write_connection(self, name: str) -> Iterator[psycopg.Connection[Any]]:
+        """A pooled connection in a write transaction holding tree ``name``'s advisory lock."""
+        if getattr(self._writing, "active", False):
+            raise StoreError("nested write: a write transaction is already open on this thread")
+        self._writing.active = True
+        try:
+            with self._connection() as conn, conn.transaction():
+                conn.execute(f"SET LOCAL statement_timeout = {WRITE_STATEMENT_TIMEOUT_MS}")
+                conn.execute(
+                    "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (TREE_LOCK_NAMESPACE, name)
+                )
+                yield conn
+        finally:
+            self._writing.active = False
+
+    @contextmanager
+    def write_tree(self, name: str) -> Iterator[PostgresTreeWriter]:
+        with self._write_connection(name) as conn:
+            row = conn.execute("SELECT id FROM trees WHERE name = %s", (name,)).fetchone()
+            if row is None:
+                now = datetime.now(UTC).isoformat()
+                created = conn.execute(
+                    "INSERT INTO trees(name, source, root, built_at, updated_at)"
+                    " VALUES (%s, %s, %s, %s, %s) RETURNING id",
+                    (name, TreeSource.FILESYSTEM.value, b"", now, now),
+                ).fetchone()
+                assert created is not None
+                tree_id = int(created[0])
+            else:
+                tree_id = int(row[0])
+            writer = PostgresTreeWriter(self, conn, tree_id, fresh=row is None)
+            self._writing.writer = writer
+            try:
+                yield writer
+                writer._finish()
+            finally:
+                self._writing.writer = None
+
+    # -- nodes ---------------------------------------------------------------------------
+    def root(self, tree: str) -> Node:
+        found = self.node_by_path(tree, ROOT_PATH)
+        if found is None:
+            raise NodeNotFound(f"tree {tree!r} has no root node; re-index it")
+        return found
+
+    def node(self, tree: str, node_id: str) -> Node:
+        if not node_id.isascii():
+            raise NodeNotFound(f"no node with id {node_id!r} in tree {tree!r}")
+        with self._connection() as conn:
+            tree_id = self._tree_id(conn, tree)
+            row = conn.execute(
+                f"SELECT {_NODE_COLUMNS} FROM nodes WHERE tree_id = %s AND node_id = %s",
+                (tree_id, node_id),
+            ).fetchone()
+        if row is None:
+            raise NodeNotFound(f"no node with id {node_id!r} in tree {tree!r}")
+        return _row_to_node(row)
+
+    def nodes(self, tree: str, node_ids: Sequence[str]) -> list[Node]:
+        wanted = [i for i in dict.fromkeys(node_ids) if i.isascii()]
+        with self._connection() as conn:
+            tree_id = self._tree_id(conn, tree)
+            rows = conn.execute(
+                f"SELECT {_NODE_COLUMNS} FROM nodes WHERE tree_id = %s AND node_id = ANY(%s)",
+                (tree_id, wanted),
+            ).fetchall()
+        found = {r[0]: _row_to_node(r) for r in rows}
+        return [found[i] for i in node_ids if i in found]
+
+    def node_by_path(self, tree: str, path: str) -> Node | None:
+        with self._connection() as conn:
+            tree_id = self._tree_id(conn, tree)
+            row = conn.execute(
+                f"SELECT {_NODE_COLUMNS} FROM nodes WHERE tree_id = %s AND path = %s",
+                (tree_id, _b(path)),
+            ).fetchone()
+        return None if row is None else _row_to_node(row)
+
+    def nodes_by_paths(self, tree: str, paths: Sequence[str]) -> dict[str, Node]:
+        wanted = [_b(p) for p in dict.fromkeys(paths)]
+        with self._connection() as conn:
+            tree_id = self._tree_id(conn, tree)
+            rows = conn.execute(
+                f"SELECT {_NODE_COLUMNS} FROM nodes WHERE tree_id = %s AND path = ANY(%s)",
+                (tree_id, wanted),
+            ).fetchall()
+        found: dict[str, Node] = {}
+        for row in rows:
+            node = _row_to_node(row)
+            found[node.path] = node
+        return found
+
+    def children(self, tree: str, node_id: str) -> list[Node]:
+        with self._connection() as conn:
+            tree_id = self._tree_id(conn, tree)
+            rows = conn.execute(
+                f"SELECT {_NODE_COLUMNS} FROM nodes WHERE tree_id = %s AND parent_id = %s"
+                " ORDER BY ord",
+                (tree_id, node_id),
+            ).fetchall()
+        return [_row_to_node(r) for r in rows]
+
+    def children_many(self, tree: str, node_ids: Sequence[str]) -> dict[str, list[Node]]:
+        result: dict[str, list[Node]] = {i: [] for i in node_ids}
+        with self._connection() as conn:
+            tree_id = self._tree_id(conn, tree)
+            rows = conn.execute(
+                f"SELECT {_NODE_COLUMNS} FROM nodes WHERE tree_id = %s AND parent_id = ANY(%s)"
+                " ORDER BY parent_id, ord",
+                (tree_id, list(result)),
+            ).fetchall()
+        for row in rows:
+            result[row[3]].append(_row_to_node(row))
+        return result
+
+    def subtree(self, tree: str, path: str = "") -> Iterator[Node]:
+        with self._connection() as conn:
+            tree_id = self._tree_id(conn, tree)
+            if path == ROOT_PATH:
+                rows = conn.execute(
+                    f"SELECT {_NODE_COLUMNS} FROM nodes WHERE tree_id = %s ORDER BY path",
+                    (tree_id,),
+                ).fetchall()
+            else:
+                low, high = _prefix_range(path)
+                rows = conn.execute(
+                    f"SELECT {_NODE_COLUMNS} FROM nodes WHERE tree_id = %s AND"
+                    " (path = %s OR (path >= %s AND path < %s)) ORDER BY path",
+                    (tree_id, _b(path), low, high),
+                ).fetchall()
+        return (_row_to_node(r) for r in rows)
+
+    def file_states(self, tree: str) -> dict[str, FileState]:
+        with self._connection() as conn:
+            tree_id = self._tree_id(conn, tree)
+            rows = conn.execute(
+                "SELECT node_id, path, signature, content_hash FROM nodes"
+                " WHERE tree_id = %s AND type = %s",
+                (tree_id, NodeType.FILE.value),
+            ).fetchall()
+        out: dict[str, FileState] = {}
+        for node_id, raw_path, signature, content_hash in rows:
+            path = _s(raw_path)
+            out[path] = FileState(node_id, path, _s(signature) if signature else "", content_hash)
+        return out
+
+    # -- contents ------------------------------------------------------------------------
+    def content(self, tree: str, node_id: str) -> bytes | None:
+        with self._connection() as conn:
+            tree_id = self._tree_id(conn, tree)
+            row = conn.execute(
+                "SELECT c.data, n.content_hash FROM nodes n LEFT JOIN contents c"
+                " ON c.hash = n.content_hash WHERE n.tree_id = %s AND n.node_id = %s",
+                (tree_id, node_id),
+            ).fetchone()
+        if row is None:
+            raise NodeNotFound(f"no node with id {node_id!r} in tree {tree!r}")
+        if row[0] is None:
+            return None
+        return zlib.decompress(row[0])
+
+    def contents(self, hashes: Sequence[str]) -> dict[str, bytes]:
+        with self._connection() as conn:
+            return self._read_contents(conn, hashes)
+
+    def contents_on(self, conn: psycopg.Connection[Any]) -> Any:
+        """:meth:`contents` on one connection (a writer's transaction)."""
+
+        def read(hashes: Sequence[str]) -> dict[str, bytes]:
+            return self._read_contents(conn, hashes)
+
+        return read
+
+    @staticmethod
+    def _read_contents(conn: psycopg.Connection[Any], hashes: Sequence[str]) -> dict[str, bytes]:
+        rows = conn.execute(
+            "SELECT hash, data FROM contents WHERE hash = ANY(%s)", (list(dict.fromkeys(hashes)),)
+        ).fetchall()
+        return {digest: zlib.decompress(data) for digest, data in rows}
+
+    def content_count(self) -> int:
+        with self._connection() as conn:
+            row = conn.execute("SELECT count(*) FROM contents").fetchone()
+        return int(row[0]) if row else 0
+
+    # -- internals -----------------------------------------------------------------------
+    @staticmethod
+    def _existing_hashes(conn: psycopg.Connection[Any], hashes: Sequence[str]) -> set[str]:
+        rows = conn.execute("SELECT hash FROM contents WHERE hash = ANY(%s)", (list(hashes),))
+        return {r[0] for r in rows}
+
+    @staticmethod
+    def _delete_orphans(conn: psycopg.Connection[Any], hashes: Iterable[str]) -> None:
+        candidates = list(hashes)
+        if not candidates:
+            return
+        conn.execute(
+            "DELETE FROM contents WHERE hash = ANY(%s)"
+            " AND NOT EXISTS (SELECT 1 FROM nodes WHERE nodes.content_hash = contents.hash)",
+            (candidates,),
+        )
