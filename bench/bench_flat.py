@@ -10,6 +10,9 @@ configurations and scores recall@gold, MRR, nDCG@10 and Acc@k with treeseek.eval
     python bench/bench_flat.py --embedder minilm --ablations # with file-outline vectors
     python bench/bench_flat.py --contents-db /work/runs/contents-quiet/eval.db --ablations
         # rank over the per-commit databases `treeseek eval` built (no indexing here)
+    python bench/bench_flat.py --dataset bench/data/multilingual-dev.jsonl \
+        --contents-db RUN/eval.db --skip-missing --by-repo
+        # another dataset; instances without a per-commit database skipped; per-repo recall
 
 Gold files are read only to score. Results go to --out (JSON) and a markdown table to stdout.
 """
@@ -47,7 +50,7 @@ FORKS = {
 }
 DATASET = Path("/work/shared/bench/swebench-verified-dev.jsonl")
 
-_NO_PRIORS = {"test_penalty": 1.0, "non_code_penalty": 1.0, "other_language_penalty": 1.0}
+_NO_PRIORS = {"test_penalty": 1.0, "non_code_penalty": 1.0, "vendored_penalty": 1.0}
 _LEXICAL = FlatConfig(vectors=False)
 _BARE = replace(
     _LEXICAL, files=False, title=False, symbols=False, paths=False, mentions=False, **_NO_PRIORS
@@ -63,8 +66,8 @@ ABLATIONS: dict[str, FlatConfig] = {
     ),
     "+ file BM25": replace(_BARE, paths=True, mentions=True, files=True),
     "+ title BM25": replace(_BARE, paths=True, mentions=True, files=True, title=True),
-    "+ test penalty": replace(_LEXICAL, non_code_penalty=1.0, other_language_penalty=1.0),
-    "+ non-code / other-language penalties = lexical default": _LEXICAL,
+    "+ test penalty": replace(_LEXICAL, non_code_penalty=1.0, vendored_penalty=1.0),
+    "+ non-code / vendored penalties = lexical default": _LEXICAL,
     "lexical default with the old fusion constants": replace(_LEXICAL, **_OLD_FUSION),
     "lexical default + symbol BM25": replace(_LEXICAL, symbols=True),
     "lexical default without file BM25": replace(_LEXICAL, files=False),
@@ -123,6 +126,9 @@ class EvalContents:
     def __init__(self, eval_db: Path) -> None:
         self.eval_db = eval_db
         self.universe = ContentsUniverse(mirrors={})
+
+    def has(self, inst: Instance) -> bool:
+        return self.universe.file_for(self.eval_db, (inst.repo, inst.base_commit)).is_file()
 
     def open(self, inst: Instance) -> tuple[Database, str]:
         path = self.universe.file_for(self.eval_db, (inst.repo, inst.base_commit))
@@ -288,9 +294,16 @@ def main() -> None:
         default=None,
         help="the --db of a `treeseek eval` run with contents: rank over its per-commit files",
     )
+    ap.add_argument("--dataset", type=Path, default=DATASET)
+    ap.add_argument(
+        "--skip-missing",
+        action="store_true",
+        help="with --contents-db: leave out instances whose per-commit database is missing",
+    )
+    ap.add_argument("--by-repo", action="store_true", help="recall@gold / MRR per repository")
     args = ap.parse_args()
 
-    instances = load_instances(DATASET)
+    instances = load_instances(args.dataset)
     if args.repo:
         instances = [i for i in instances if i.repo == args.repo]
     if args.sample:
@@ -302,6 +315,10 @@ def main() -> None:
         index_report(instances, work, embedder)
         return
     contents = EvalContents(args.contents_db) if args.contents_db else None
+    if contents is not None and args.skip_missing:
+        kept = [i for i in instances if contents.has(i)]
+        print(f"{len(kept)} of {len(instances)} instances have a database", file=sys.stderr)
+        instances = kept
     idx: dict = {}
     if contents is None:
         t0 = time.perf_counter()
@@ -328,6 +345,15 @@ def main() -> None:
             flush=True,
         )
         print(f"   tiers {summary['recall_by_tier']}", file=sys.stderr)
+        if args.by_repo:
+            for repo in sorted({r["repo"] for r in rows}):
+                sel = [score(r["preds"], r["gold"]) for r in rows if r["repo"] == repo]
+                m = mean_scores(sel).means
+                print(
+                    f"   {repo}: n={len(sel)} recall@gold {m['recall_at_gold']:.3f}"
+                    f" MRR {m['mrr']:.3f}",
+                    flush=True,
+                )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"index": idx, "results": results}, indent=1, default=list))
 

@@ -1,4 +1,4 @@
-"""What a file is for, by the conventions repositories follow (tests, so far).
+"""What a file is for, by the conventions repositories follow (tests, vendored code).
 
 Used by the code index (tests get no vectors) and by retrieval (tests are penalized or
 filtered out): questions are about the code under test far more often than about its tests.
@@ -22,4 +22,34 @@ def is_test_path(path: str) -> bool:
     return bool(_TEST_FILE.match(parts[-1]))
 
 
-__all__ = ("is_test_path",)
+#: directories that hold someone else's code copied into the tree (any language)
+_VENDORED_DIR_NAMES = frozenset(
+    {
+        "vendor",
+        "vendored",
+        "third_party",
+        "thirdparty",
+        "3rdparty",
+        "third-party",
+        "extern",
+        "cextern",
+        "external",
+        "externals",
+        "node_modules",
+        "bower_components",
+    }
+)
+_MINIFIED = re.compile(r".*[.-]min\.(js|mjs|cjs)$")
+
+
+def is_vendored_path(path: str) -> bool:
+    """Code copied from another project: a ``vendor``/``third_party``/``extern``/
+    ``node_modules`` directory (and the like), or a minified ``*.min.js`` bundle. Decided by
+    the path alone, the same way in every language."""
+    parts = path.split("/")
+    if any(p.lower() in _VENDORED_DIR_NAMES for p in parts[:-1]):
+        return True
+    return bool(_MINIFIED.match(parts[-1]))
+
+
+__all__ = ("is_test_path", "is_vendored_path")
