@@ -35,6 +35,7 @@ from treeseek.embed.base import Embedder
 from treeseek.eval.contents import CONTENTS_TREE, ContentsUniverse
 from treeseek.eval.datasets import Instance, load_instances
 from treeseek.eval.metrics import mean_scores, score
+from treeseek.eval.universes import UniverseKind, eval_tree_name
 from treeseek.index.code_hook import CodeIndexHook
 from treeseek.search.base import SearchContext
 from treeseek.search.flat.flat import FlatConfig, FlatRetriever
@@ -123,15 +124,24 @@ def open_db(path: Path, embedder: Embedder | None) -> Database:
 class EvalContents:
     """The per-commit databases of a `treeseek eval` run with contents (``--db`` of that run)."""
 
-    def __init__(self, eval_db: Path) -> None:
+    def __init__(self, eval_db: Path, layers: str | None = None) -> None:
         self.eval_db = eval_db
         self.universe = ContentsUniverse(mirrors={})
+        #: the layer string the run's files are named by, when an older checkout wrote them
+        #: (the hook's module path is part of it: ``treeseek.code.index_hook.CodeIndexHook:2``)
+        self.layers = layers
+
+    def file_for(self, inst: Instance) -> Path:
+        if self.layers is None:
+            return self.universe.file_for(self.eval_db, (inst.repo, inst.base_commit))
+        name = eval_tree_name(UniverseKind.CONTENTS, (inst.repo, inst.base_commit), self.layers)
+        return self.eval_db.with_name(f"{self.eval_db.stem}.{name.removeprefix('eval-')}.db")
 
     def has(self, inst: Instance) -> bool:
-        return self.universe.file_for(self.eval_db, (inst.repo, inst.base_commit)).is_file()
+        return self.file_for(inst).is_file()
 
     def open(self, inst: Instance) -> tuple[Database, str]:
-        path = self.universe.file_for(self.eval_db, (inst.repo, inst.base_commit))
+        path = self.file_for(inst)
         if not path.is_file():
             raise SystemExit(f"{path} missing: run `treeseek eval` with contents first")
         return treeseek.open(path), CONTENTS_TREE
@@ -296,6 +306,12 @@ def main() -> None:
     )
     ap.add_argument("--dataset", type=Path, default=DATASET)
     ap.add_argument(
+        "--layers",
+        default=None,
+        help="with --contents-db: the layer string its files are named by, when an older"
+        " checkout wrote them (e.g. treeseek.code.index_hook.CodeIndexHook:2)",
+    )
+    ap.add_argument(
         "--skip-missing",
         action="store_true",
         help="with --contents-db: leave out instances whose per-commit database is missing",
@@ -314,7 +330,7 @@ def main() -> None:
     if args.index_report:
         index_report(instances, work, embedder)
         return
-    contents = EvalContents(args.contents_db) if args.contents_db else None
+    contents = EvalContents(args.contents_db, args.layers) if args.contents_db else None
     if contents is not None and args.skip_missing:
         kept = [i for i in instances if contents.has(i)]
         print(f"{len(kept)} of {len(instances)} instances have a database", file=sys.stderr)

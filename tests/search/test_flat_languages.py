@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import treeseek
-from treeseek.code.conventions import is_vendored_path
+from treeseek.code.conventions import is_config_path, is_test_path, is_vendored_path
 from treeseek.database import Database
 from treeseek.index.code_hook import CodeIndexHook
 from treeseek.llm.lexical import LexicalNavigator
@@ -400,3 +400,24 @@ def test_vendored_code_is_recognized_by_path_in_any_language() -> None:
     assert not is_vendored_path("web/src/components/CheckoutForm.tsx")
     assert not is_vendored_path("src/vendors.py")  # a module about vendors
     assert not is_vendored_path("lib/external_api.rb")
+
+
+def test_test_conventions_of_other_languages() -> None:
+    assert is_test_path("gson/src/test/java/com/google/gson/JsonArrayTest.java")
+    assert is_test_path("extras/src/main/java/com/x/FooTest.java")  # a JUnit test class
+    assert is_test_path("test/format-test.cc")
+    assert is_test_path("test/test-fs.c")  # a top-level test directory (libuv, fmt, rack)
+    assert is_test_path("lib/rack/utils_spec.rb")
+    assert is_test_path("src/components/Form.test.tsx")
+    assert not is_test_path("django/test/utils.py")  # a library package named "test"
+    assert not is_test_path("src/main/java/com/x/TestUtils.java")
+    assert not is_test_path("include/fmt/format.h")
+
+
+def test_tool_configuration_in_code_files() -> None:
+    assert is_config_path(".eslintrc.js")
+    assert is_config_path("packages/treeshake/rollup.config.js")
+    assert is_config_path("web/vite.config.ts")
+    assert is_config_path("Gruntfile.js")
+    assert not is_config_path("src/config.ts")  # the application's own configuration code
+    assert not is_config_path("django/conf/global_settings.py")

@@ -13,13 +13,25 @@ _TEST_DIR_NAMES = frozenset({"tests", "testing", "__tests__", "spec", "specs"})
 _TEST_FILE = re.compile(r"(^test_.*|.*_tests?\.\w+$|^conftest\.py$|.*\.(test|spec)\.\w+$)")
 
 
+#: JUnit-style test classes (``FooTest.java``, ``FooTests.kt``, ``FooIT.java``)
+_TEST_CLASS = re.compile(r".*(Tests?|IT)\.(java|kt|scala|groovy|cs)$")
+#: Ruby specs and C/C++ test sources named with a dash (``format-test.cc``)
+_TEST_FILE_MORE = re.compile(r"(.*_spec\.rb$|^spec_.*\.rb$|.*-test\.(c|cc|cpp|cxx)$)")
+
+
 def is_test_path(path: str) -> bool:
-    """Tests by the usual conventions: a ``tests``/``testing`` directory, or a
-    ``test_*`` / ``*_test`` / ``*.spec`` / ``conftest.py`` file."""
+    """Tests by the usual conventions of each language: a ``tests``/``testing``/``spec``
+    directory, a top-level ``test`` directory or a ``src/test`` one (Maven, Gradle); a
+    ``test_*`` / ``*_test`` / ``*.spec`` / ``*.test`` / ``conftest.py`` / ``*_spec.rb`` /
+    ``*-test.cc`` file or a ``*Test.java``-style test class."""
     parts = path.split("/")
     if any(p in _TEST_DIR_NAMES for p in parts[:-1]):
         return True
-    return bool(_TEST_FILE.match(parts[-1]))
+    for i, p in enumerate(parts[:-1]):
+        if p == "test" and (i == 0 or parts[i - 1] == "src"):
+            return True
+    name = parts[-1]
+    return bool(_TEST_FILE.match(name) or _TEST_CLASS.match(name) or _TEST_FILE_MORE.match(name))
 
 
 #: directories that hold someone else's code copied into the tree (any language)
@@ -52,4 +64,18 @@ def is_vendored_path(path: str) -> bool:
     return bool(_MINIFIED.match(parts[-1]))
 
 
-__all__ = ("is_test_path", "is_vendored_path")
+#: tool configuration written in a programming language (``webpack.config.js``, dotfiles)
+_CONFIG_FILE = re.compile(
+    r"(^\..+|.+\.config\.(js|cjs|mjs|ts|cts|mts)$|^(gruntfile|gulpfile|jakefile)\.(js|ts)$)",
+    re.IGNORECASE,
+)
+
+
+def is_config_path(path: str) -> bool:
+    """Tool configuration in a code file: a dotfile (``.eslintrc.js``), ``*.config.js`` /
+    ``*.config.ts`` (webpack, rollup, vite, jest ...), a Gruntfile or Gulpfile. Like YAML or
+    TOML configuration, it is seldom what a question about behaviour is about."""
+    return bool(_CONFIG_FILE.match(path.rsplit("/", 1)[-1]))
+
+
+__all__ = ("is_config_path", "is_test_path", "is_vendored_path")

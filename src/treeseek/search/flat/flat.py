@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from treeseek.code.conventions import is_test_path, is_vendored_path
+from treeseek.code.conventions import is_config_path, is_test_path, is_vendored_path
 from treeseek.code.languages import language_for_path
 from treeseek.embed.base import Embedder
 from treeseek.embed.neural import QueryEmbedder
@@ -96,7 +96,8 @@ class FlatConfig:
     mentions: bool = True
     vectors: bool = True  # used only when an embedder is given and vectors are stored
     test_penalty: float = 0.2  # multiplies a test file's fused score (1.0: no penalty)
-    #: multiplies files without a grammar (docs, configs, data): questions are about code
+    #: multiplies files without a grammar (docs, configs, data) and tool configuration
+    #: written in code (``*.config.js``, dotfiles): questions are about code
     non_code_penalty: float = 0.3
     #: multiplies vendored code (``vendor/``, ``third_party/``, ``*.min.js``, see
     #: ``is_vendored_path``). No signal looks at a file's language: a minority language of
@@ -350,8 +351,9 @@ class FlatRetriever(Retriever):
         by_hash: dict[str, list[str]] = defaultdict(list)
         for p, h in files.hash_by_path.items():
             lang = files.language.get(p)
-            if lang is not None and not is_test_path(p) and not is_vendored_path(p):
-                by_hash[h].append(p)
+            if lang is None or is_test_path(p) or is_vendored_path(p) or is_config_path(p):
+                continue
+            by_hash[h].append(p)
         rows = code.file_terms(by_hash.keys())
         docs = [rows[h] for h in sorted(rows)]
         note: str | None = None
@@ -678,7 +680,7 @@ class FlatRetriever(Retriever):
         never its language."""
         factor = cfg.test_penalty if is_test_path(path) else 1.0
         lang = files.language.get(path)
-        if lang is None:
+        if lang is None or is_config_path(path):
             factor *= cfg.non_code_penalty
         elif is_vendored_path(path):
             factor *= cfg.vendored_penalty
