@@ -397,9 +397,17 @@ def test_vendored_code_is_recognized_by_path_in_any_language() -> None:
     assert is_vendored_path("third_party/abseil/strings.cc")
     assert is_vendored_path("web/node_modules/react/index.js")
     assert is_vendored_path("static/app.min.js")
+    assert is_vendored_path("sphinx/themes/basic/static/jquery-3.5.1.js")
+    assert is_vendored_path("static/underscore-1.13.1.js")
+    assert is_vendored_path("sphinx/search/minified-js/french-stemmer.js")
+    assert is_vendored_path("sphinx/locale/fr/LC_MESSAGES/sphinx.js")  # a gettext catalog
+    assert not is_vendored_path("sphinx/search/non-minified-js/french-stemmer.js")
+    assert not is_vendored_path("django/db/migrations/0001_initial.py")
+    assert not is_vendored_path("src/v4/core/versions.ts")
     assert not is_vendored_path("web/src/components/CheckoutForm.tsx")
     assert not is_vendored_path("src/vendors.py")  # a module about vendors
     assert not is_vendored_path("lib/external_api.rb")
+    assert not is_vendored_path("sympy/external/gmpy.py")  # the project's own adapters
 
 
 def test_test_conventions_of_other_languages() -> None:
@@ -409,6 +417,7 @@ def test_test_conventions_of_other_languages() -> None:
     assert is_test_path("test/test-fs.c")  # a top-level test directory (libuv, fmt, rack)
     assert is_test_path("lib/rack/utils_spec.rb")
     assert is_test_path("src/components/Form.test.tsx")
+    assert is_test_path("js_tests/qunit/qunit.js")
     assert not is_test_path("django/test/utils.py")  # a library package named "test"
     assert not is_test_path("src/main/java/com/x/TestUtils.java")
     assert not is_test_path("include/fmt/format.h")
@@ -419,5 +428,6 @@ def test_tool_configuration_in_code_files() -> None:
     assert is_config_path("packages/treeshake/rollup.config.js")
     assert is_config_path("web/vite.config.ts")
     assert is_config_path("Gruntfile.js")
+    assert is_config_path("karma.conf.js")
     assert not is_config_path("src/config.ts")  # the application's own configuration code
     assert not is_config_path("django/conf/global_settings.py")

@@ -21,14 +21,16 @@ _TEST_FILE_MORE = re.compile(r"(.*_spec\.rb$|^spec_.*\.rb$|.*-test\.(c|cc|cpp|cx
 
 def is_test_path(path: str) -> bool:
     """Tests by the usual conventions of each language: a ``tests``/``testing``/``spec``
-    directory, a top-level ``test`` directory or a ``src/test`` one (Maven, Gradle); a
-    ``test_*`` / ``*_test`` / ``*.spec`` / ``*.test`` / ``conftest.py`` / ``*_spec.rb`` /
-    ``*-test.cc`` file or a ``*Test.java``-style test class."""
+    (or ``*_tests``) directory, a top-level ``test`` directory or a ``src/test`` one (Maven,
+    Gradle); a ``test_*`` / ``*_test`` / ``*.spec`` / ``*.test`` / ``conftest.py`` /
+    ``*_spec.rb`` / ``*-test.cc`` file or a ``*Test.java``-style test class."""
     parts = path.split("/")
     if any(p in _TEST_DIR_NAMES for p in parts[:-1]):
         return True
     for i, p in enumerate(parts[:-1]):
         if p == "test" and (i == 0 or parts[i - 1] == "src"):
+            return True
+        if p.endswith(("_tests", "-tests")):  # js_tests, integration-tests
             return True
     name = parts[-1]
     return bool(_TEST_FILE.match(name) or _TEST_CLASS.match(name) or _TEST_FILE_MORE.match(name))
@@ -45,35 +47,40 @@ _VENDORED_DIR_NAMES = frozenset(
         "third-party",
         "extern",
         "cextern",
-        "external",
-        "externals",
         "node_modules",
         "bower_components",
     }
 )
 _MINIFIED = re.compile(r".*[.-]min\.(js|mjs|cjs)$")
+#: directories of generated code: minified bundles, gettext catalogs (``LC_MESSAGES``)
+_GENERATED_DIR = re.compile(r"^(min|minified)([-_.].*)?$|^LC_MESSAGES$", re.IGNORECASE)
+#: a release number in a code file's name (``jquery-3.5.1.js``, ``underscore-1.13.1.js``): a
+#: copied library; no language's modules have dots in their names
+_VERSIONED = re.compile(r".+[-_]v?\d+(\.\d+)+([-.][a-z]+\d*)?\.\w+$", re.IGNORECASE)
 
 
 def is_vendored_path(path: str) -> bool:
     """Code copied from another project: a ``vendor``/``third_party``/``extern``/
-    ``node_modules`` directory (and the like), or a minified ``*.min.js`` bundle. Decided by
-    the path alone, the same way in every language."""
+    ``node_modules`` directory (and the like), a minified ``*.min.js`` bundle, or a release
+    number in the file name (``jquery-3.5.1.js``). Decided by the path alone, the same way in
+    every language."""
     parts = path.split("/")
-    if any(p.lower() in _VENDORED_DIR_NAMES for p in parts[:-1]):
+    if any(p.lower() in _VENDORED_DIR_NAMES or _GENERATED_DIR.match(p) for p in parts[:-1]):
         return True
-    return bool(_MINIFIED.match(parts[-1]))
+    return bool(_MINIFIED.match(parts[-1]) or _VERSIONED.match(parts[-1]))
 
 
 #: tool configuration written in a programming language (``webpack.config.js``, dotfiles)
 _CONFIG_FILE = re.compile(
-    r"(^\..+|.+\.config\.(js|cjs|mjs|ts|cts|mts)$|^(gruntfile|gulpfile|jakefile)\.(js|ts)$)",
+    r"(^\..+|.+\.(config|conf)\.(js|cjs|mjs|ts|cts|mts)$|^(gruntfile|gulpfile|jakefile)\.(js|ts)$)",
     re.IGNORECASE,
 )
 
 
 def is_config_path(path: str) -> bool:
     """Tool configuration in a code file: a dotfile (``.eslintrc.js``), ``*.config.js`` /
-    ``*.config.ts`` (webpack, rollup, vite, jest ...), a Gruntfile or Gulpfile. Like YAML or
+    ``*.config.ts`` / ``*.conf.js`` (webpack, rollup, vite, jest, karma ...), a Gruntfile or
+    Gulpfile. Like YAML or
     TOML configuration, it is seldom what a question about behaviour is about."""
     return bool(_CONFIG_FILE.match(path.rsplit("/", 1)[-1]))
 
