@@ -10,6 +10,9 @@ configurations and scores recall@gold, MRR, nDCG@10 and Acc@k with treeseek.eval
     python bench/bench_flat.py --embedder minilm --ablations # with file-outline vectors
     python bench/bench_flat.py --contents-db /work/runs/contents-quiet/eval.db --ablations
         # rank over the per-commit databases `treeseek eval` built (no indexing here)
+    python bench/bench_flat.py --dataset bench/data/multilingual-dev.jsonl \
+        --contents-db RUN/eval.db --skip-missing --by-repo
+        # another dataset; instances without a per-commit database skipped; per-repo recall
 
 Gold files are read only to score. Results go to --out (JSON) and a markdown table to stdout.
 """
@@ -32,6 +35,7 @@ from treeseek.embed.base import Embedder
 from treeseek.eval.contents import CONTENTS_TREE, ContentsUniverse
 from treeseek.eval.datasets import Instance, load_instances
 from treeseek.eval.metrics import mean_scores, score
+from treeseek.eval.universes import UniverseKind, eval_tree_name
 from treeseek.index.code_hook import CodeIndexHook
 from treeseek.search.base import SearchContext
 from treeseek.search.flat.flat import FlatConfig, FlatRetriever
@@ -47,7 +51,7 @@ FORKS = {
 }
 DATASET = Path("/work/shared/bench/swebench-verified-dev.jsonl")
 
-_NO_PRIORS = {"test_penalty": 1.0, "non_code_penalty": 1.0, "other_language_penalty": 1.0}
+_NO_PRIORS = {"test_penalty": 1.0, "non_code_penalty": 1.0, "vendored_penalty": 1.0}
 _LEXICAL = FlatConfig(vectors=False)
 _BARE = replace(
     _LEXICAL, files=False, title=False, symbols=False, paths=False, mentions=False, **_NO_PRIORS
@@ -63,8 +67,8 @@ ABLATIONS: dict[str, FlatConfig] = {
     ),
     "+ file BM25": replace(_BARE, paths=True, mentions=True, files=True),
     "+ title BM25": replace(_BARE, paths=True, mentions=True, files=True, title=True),
-    "+ test penalty": replace(_LEXICAL, non_code_penalty=1.0, other_language_penalty=1.0),
-    "+ non-code / other-language penalties = lexical default": _LEXICAL,
+    "+ test penalty": replace(_LEXICAL, non_code_penalty=1.0, vendored_penalty=1.0),
+    "+ non-code / vendored penalties = lexical default": _LEXICAL,
     "lexical default with the old fusion constants": replace(_LEXICAL, **_OLD_FUSION),
     "lexical default + symbol BM25": replace(_LEXICAL, symbols=True),
     "lexical default without file BM25": replace(_LEXICAL, files=False),
@@ -120,12 +124,24 @@ def open_db(path: Path, embedder: Embedder | None) -> Database:
 class EvalContents:
     """The per-commit databases of a `treeseek eval` run with contents (``--db`` of that run)."""
 
-    def __init__(self, eval_db: Path) -> None:
+    def __init__(self, eval_db: Path, layers: str | None = None) -> None:
         self.eval_db = eval_db
         self.universe = ContentsUniverse(mirrors={})
+        #: the layer string the run's files are named by, when an older checkout wrote them
+        #: (the hook's module path is part of it: ``treeseek.code.index_hook.CodeIndexHook:2``)
+        self.layers = layers
+
+    def file_for(self, inst: Instance) -> Path:
+        if self.layers is None:
+            return self.universe.file_for(self.eval_db, (inst.repo, inst.base_commit))
+        name = eval_tree_name(UniverseKind.CONTENTS, (inst.repo, inst.base_commit), self.layers)
+        return self.eval_db.with_name(f"{self.eval_db.stem}.{name.removeprefix('eval-')}.db")
+
+    def has(self, inst: Instance) -> bool:
+        return self.file_for(inst).is_file()
 
     def open(self, inst: Instance) -> tuple[Database, str]:
-        path = self.universe.file_for(self.eval_db, (inst.repo, inst.base_commit))
+        path = self.file_for(inst)
         if not path.is_file():
             raise SystemExit(f"{path} missing: run `treeseek eval` with contents first")
         return treeseek.open(path), CONTENTS_TREE
@@ -288,9 +304,22 @@ def main() -> None:
         default=None,
         help="the --db of a `treeseek eval` run with contents: rank over its per-commit files",
     )
+    ap.add_argument("--dataset", type=Path, default=DATASET)
+    ap.add_argument(
+        "--layers",
+        default=None,
+        help="with --contents-db: the layer string its files are named by, when an older"
+        " checkout wrote them (e.g. treeseek.code.index_hook.CodeIndexHook:2)",
+    )
+    ap.add_argument(
+        "--skip-missing",
+        action="store_true",
+        help="with --contents-db: leave out instances whose per-commit database is missing",
+    )
+    ap.add_argument("--by-repo", action="store_true", help="recall@gold / MRR per repository")
     args = ap.parse_args()
 
-    instances = load_instances(DATASET)
+    instances = load_instances(args.dataset)
     if args.repo:
         instances = [i for i in instances if i.repo == args.repo]
     if args.sample:
@@ -301,7 +330,11 @@ def main() -> None:
     if args.index_report:
         index_report(instances, work, embedder)
         return
-    contents = EvalContents(args.contents_db) if args.contents_db else None
+    contents = EvalContents(args.contents_db, args.layers) if args.contents_db else None
+    if contents is not None and args.skip_missing:
+        kept = [i for i in instances if contents.has(i)]
+        print(f"{len(kept)} of {len(instances)} instances have a database", file=sys.stderr)
+        instances = kept
     idx: dict = {}
     if contents is None:
         t0 = time.perf_counter()
@@ -328,6 +361,15 @@ def main() -> None:
             flush=True,
         )
         print(f"   tiers {summary['recall_by_tier']}", file=sys.stderr)
+        if args.by_repo:
+            for repo in sorted({r["repo"] for r in rows}):
+                sel = [score(r["preds"], r["gold"]) for r in rows if r["repo"] == repo]
+                m = mean_scores(sel).means
+                print(
+                    f"   {repo}: n={len(sel)} recall@gold {m['recall_at_gold']:.3f}"
+                    f" MRR {m['mrr']:.3f}",
+                    flush=True,
+                )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"index": idx, "results": results}, indent=1, default=list))
 

@@ -121,10 +121,14 @@ def test_a_broken_single_document_is_an_error_and_changes_nothing(
     assert [n.path for n in database.store.subtree("r")] == before
 
 
-def test_a_json_list_of_paths_is_still_a_path_list(database: Database, tmp_path: Path) -> None:
+def test_a_json_list_of_paths_is_a_path_list_only_through_paths_from(
+    database: Database, tmp_path: Path
+) -> None:
     listing = tmp_path / "paths.json"
     listing.write_text('["a/b.py", "c.py"]')
-    assert database.index(listing, name="p").tree.source is TreeSource.PATH_LIST
+    with pytest.raises(BuildError, match="--paths-from"):
+        database.index(listing, name="p")
+    assert database.index(paths_from=listing, name="p").tree.source is TreeSource.PATH_LIST
 
 
 def test_flat_returns_sections_with_text_and_spans(database: Database, docs: Path) -> None:

@@ -295,7 +295,8 @@ def test_files_signal_covers_primary_files_only(db: Database, repo: Path) -> Non
     db.index(repo, name="one")
     paths, params = _rank(db, "one", "add order orders book discount", FILES_ONLY)
     assert params["signals"] == ["files"]
-    assert set(paths) == {"app/orders.py", "app/pricing.py"}  # no test, JS or markdown file
+    # code in every language (the JS file too: no language is left out), no test or markdown
+    assert set(paths) == {"app/orders.py", "app/pricing.py", "web/orders.js"}
     assert paths[0] == "app/orders.py"
     only_pricing = FlatConfig(
         chunks=False, paths=False, mentions=False, vectors=False, path_prefix="app/pricing.py"

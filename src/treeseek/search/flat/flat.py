@@ -9,7 +9,8 @@ C3 > C1 > C2 > C0, vector distance), files in order of their first item.
 
 Signals (each can be switched off for ablations, see :class:`FlatConfig`):
 
-- ``files``: BM25 of whole files over the tree's primary files (dominant language, not tests)
+- ``files``: BM25 of whole files over the tree's primary files (code in any language, not
+  tests, not vendored)
   with every query term (:class:`~treeseek.search.flat.file_bm25.FileBM25Index`);
 - ``title``: the same with only the first line of a multi-line query (an issue's title);
 - ``chunks``: BM25 of C0 chunks (FTS5's formula, :mod:`treeseek.search.flat.parts`), a file
@@ -46,7 +47,7 @@ import numpy as np
 import numpy.typing as npt
 
 from treeseek.code.chunks import SECTION_SUFFIXES
-from treeseek.code.conventions import is_test_path
+from treeseek.code.conventions import is_config_path, is_test_path, is_vendored_path
 from treeseek.code.languages import language_for_path
 from treeseek.embed.base import Embedder
 from treeseek.embed.neural import QueryEmbedder
@@ -104,10 +105,14 @@ class FlatConfig:
     mentions: bool = True
     vectors: bool = True  # used only when an embedder is given and vectors are stored
     test_penalty: float = 0.2  # multiplies a test file's fused score (1.0: no penalty)
-    #: multiplies files without a grammar (docs, configs, data): questions are about code
+    #: multiplies files without a grammar (docs, configs, data) and tool configuration
+    #: written in code (``*.config.js``, dotfiles): questions are about code
     non_code_penalty: float = 0.3
-    #: multiplies code files not in the tree's dominant language (vendored JS in a Python repo)
-    other_language_penalty: float = 0.5
+    #: multiplies vendored code (``vendor/``, ``third_party/``, ``*.min.js``, see
+    #: ``is_vendored_path``). No signal looks at a file's language: a minority language of
+    #: the tree (the frontend of a monorepo, the TypeScript source among JavaScript
+    #: examples) ranks like the majority
+    vendored_penalty: float = 0.5
     # filters
     path_prefix: str = ""
     languages: frozenset[str] = frozenset()  # empty: any
@@ -146,7 +151,6 @@ class _TreeFiles:
     hash_by_path: dict[str, str]
     names: TreeNames
     language: dict[str, str | None]  # path -> language by extension (None: no grammar)
-    dominant: str | None  # the language most code files are written in
     path_stats: PathCorpusStats | None = None
     #: file BM25 over the primary files, built by the first query that uses it
     file_index: _PrimaryFileIndex | None = None
@@ -170,8 +174,9 @@ TREE_FILES: Slot[_TreeFiles] = Slot("flat.tree_files")
 
 @dataclass(slots=True)
 class _PrimaryFileIndex:
-    """File BM25 over a tree's primary files: its dominant language, no tests (the files
-    issues are about; tests and docs share their words and crowd them out otherwise)."""
+    """File BM25 over a tree's primary files: code in any language, not tests, not vendored
+    (the files issues are about; tests and docs share their words and crowd them out
+    otherwise)."""
 
     index: FileBM25Index | None  # None: no primary file has term rows (an older database)
     paths: list[list[str]]  # per document of ``index``: the primary paths holding it
@@ -262,9 +267,7 @@ class FlatRetriever(Retriever):
         nodes = {n.path: n for n in ctx.store.subtree(ctx.tree.name, "") if n.is_file}
         hash_by_path = {p: n.content_hash for p, n in nodes.items() if n.content_hash}
         language = {p: language_for_path(p) for p in nodes}
-        counts = Counter(lang for lang in language.values() if lang is not None)
-        dominant = counts.most_common(1)[0][0] if counts else None
-        return _TreeFiles(nodes, hash_by_path, TreeNames.build(list(nodes)), language, dominant)
+        return _TreeFiles(nodes, hash_by_path, TreeNames.build(list(nodes)), language)
 
     def _allowed(self, path: str, cfg: FlatConfig) -> bool:
         if cfg.path_prefix and not (
@@ -363,8 +366,9 @@ class FlatRetriever(Retriever):
         by_hash: dict[str, list[str]] = defaultdict(list)
         for p, h in files.hash_by_path.items():
             lang = files.language.get(p)
-            if lang is not None and lang == files.dominant and not is_test_path(p):
-                by_hash[h].append(p)
+            if lang is None or is_test_path(p) or is_vendored_path(p) or is_config_path(p):
+                continue
+            by_hash[h].append(p)
         rows = code.file_terms(by_hash.keys())
         docs = [rows[h] for h in sorted(rows)]
         note: str | None = None
@@ -724,14 +728,14 @@ class FlatRetriever(Retriever):
 
     @staticmethod
     def _prior(path: str, cfg: FlatConfig, files: _TreeFiles) -> float:
-        """Multiplicative penalties of a file: tests, files that are not code, and code in
-        another language than most of the tree."""
+        """Multiplicative penalties of a file: tests, files that are not code, vendored code;
+        never its language."""
         factor = cfg.test_penalty if is_test_path(path) else 1.0
         lang = files.language.get(path)
-        if lang is None:
+        if lang is None or is_config_path(path):
             factor *= cfg.non_code_penalty
-        elif files.dominant is not None and lang != files.dominant:
-            factor *= cfg.other_language_penalty
+        elif is_vendored_path(path):
+            factor *= cfg.vendored_penalty
         return factor
 
     def _reference_order(
