@@ -196,7 +196,7 @@ def nav() -> Any:
 
 INSTRUCTIONS = (
     "=== REPOSITORY DIRECTORY TREE ===\n\n"
-    + "".join(f"- id: n{i}\n  path: src/pkg/module_{i}.py\n  type: file\n" for i in range(1, 40))
+    + "".join(f"- id: n{i}\n  path: src/pkg/module_{i}.py\n  type: file\n" for i in range(1, 12))
     + "\nSelect the files most relevant to the query.\n"
 )
 
@@ -228,10 +228,11 @@ def test_grammar_constrained_rank_call_returns_valid_ids(nav: Any) -> None:
 
 
 def test_prefix_is_evaluated_once_and_reused(nav: Any) -> None:
-    other = (Segment("An unrelated cached block.\n" * 30),)
+    other = (Segment("An unrelated cached block.\n" * 5),)
+    own = (Segment(INSTRUCTIONS + "(this test's own copy)\n"),)
     first = nav.rank(_request("tokenizer config loading", other))
-    second = nav.rank(_request("tokenizer config loading"))  # new prefix: evaluated and saved
-    third = nav.rank(_request("where are errors logged"))  # same prefix: from the KV cache
+    second = nav.rank(_request("tokenizer config loading", own))  # new prefix: evaluated, saved
+    third = nav.rank(_request("where are errors logged", own))  # same prefix: from the KV cache
     assert first.usage.calls == second.usage.calls == 1
     evaluated = [r.usage.input_tokens + r.usage.cache_write_tokens for r in (second, third)]
     assert second.usage.cache_write_tokens > 0
@@ -239,7 +240,7 @@ def test_prefix_is_evaluated_once_and_reused(nav: Any) -> None:
     assert evaluated[1] < evaluated[0]
     # the saved state serves the prefix after another prefix took the live KV cache
     nav.rank(_request("tokenizer config loading", other))
-    fifth = nav.rank(_request("a fourth question"))
+    fifth = nav.rank(_request("a fourth question", own))
     assert fifth.usage.cache_read_tokens >= second.usage.cache_write_tokens
 
 

