@@ -38,9 +38,9 @@ from typing import Any
 
 import treeseek
 from treeseek.eval.datasets import Instance, load_instances
+from treeseek.eval.metrics import score
 from treeseek.eval.universes import UniverseKind, eval_tree_name, layers_of
 from treeseek.index.run import default_hooks
-from treeseek.eval.metrics import score
 from treeseek.llm.base import Navigator, Usage
 from treeseek.search.base import QueryOptions
 from treeseek.search.strategy import run_query
