@@ -166,6 +166,7 @@ def test_schema_narrows_ids_and_count() -> None:
     ranked = schema["properties"]["ranked_ids"]
     assert ranked["items"]["enum"] == ["n1", "n2", "n3"]
     assert ranked["maxItems"] == 2
+    assert ranked["minItems"] == 1  # small models answer `[]` when allowed to
     assert set(schema["required"]) == {"ranked_ids", "done"}
 
 
@@ -188,6 +189,11 @@ def _require_local() -> None:
     pytest.skip(why)
 
 
+#: llama.cpp calls are CPU-bound: on a machine shared with other jobs a few hundred prompt
+#: tokens can take minutes of wall time (no timing is asserted)
+slow = pytest.mark.timeout(1800)
+
+
 @pytest.fixture(scope="module")
 def nav() -> Any:
     _require_local()
@@ -196,7 +202,7 @@ def nav() -> Any:
 
 INSTRUCTIONS = (
     "=== REPOSITORY DIRECTORY TREE ===\n\n"
-    + "".join(f"- id: n{i}\n  path: src/pkg/module_{i}.py\n  type: file\n" for i in range(1, 12))
+    + "".join(f"- id: n{i}\n  path: src/pkg/module_{i}.py\n  type: file\n" for i in range(1, 6))
     + "\nSelect the files most relevant to the query.\n"
 )
 
@@ -213,13 +219,14 @@ def _request(query: str, segments: tuple[Segment, ...] = (Segment(INSTRUCTIONS),
     )
 
 
+@slow
 def test_grammar_constrained_rank_call_returns_valid_ids(nav: Any) -> None:
     request = _request("where is module 3 defined")
     text, _usage, _ = nav.model.complete(request, nav.max_output_tokens)
     payload = json.loads(text)  # the grammar makes the raw reply the rank call's JSON
     assert set(payload) == {"ranked_ids", "done"}
     assert isinstance(payload["done"], bool)
-    assert len(payload["ranked_ids"]) <= 3
+    assert 1 <= len(payload["ranked_ids"]) <= 3
     assert set(payload["ranked_ids"]) <= request.allowed_ids
     reply = nav.rank(request)
     assert set(reply.ranked_ids) <= request.allowed_ids
@@ -227,6 +234,7 @@ def test_grammar_constrained_rank_call_returns_valid_ids(nav: Any) -> None:
     assert reply.usage.calls == 1 and reply.usage.total_input_tokens > 0
 
 
+@slow
 def test_prefix_is_evaluated_once_and_reused(nav: Any) -> None:
     other = (Segment("An unrelated cached block.\n" * 5),)
     own = (Segment(INSTRUCTIONS + "(this test's own copy)\n"),)
@@ -244,6 +252,7 @@ def test_prefix_is_evaluated_once_and_reused(nav: Any) -> None:
     assert fifth.usage.cache_read_tokens >= second.usage.cache_write_tokens
 
 
+@slow
 def test_truncated_gguf_gets_a_clear_error(nav: Any, tmp_path: Path) -> None:
     source = nav.path
     cut = tmp_path / "cut.gguf"
@@ -253,6 +262,7 @@ def test_truncated_gguf_gets_a_clear_error(nav: Any, tmp_path: Path) -> None:
         navigator_from_spec(f"local:{cut}", env={})
 
 
+@slow
 def test_bundled_model_with_a_wrong_sha256_errors(
     nav: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -267,7 +267,7 @@ def _llama_cpp() -> Any:
 
 # -- the prompt as token pieces ----------------------------------------------------------------
 def rank_schema(allowed: Sequence[str], pick_limit: int) -> dict[str, Any]:
-    """The rank tool's input schema, narrowed to this call: ids from ``allowed`` only, at most
+    """The rank tool's input schema, narrowed to this call: ids from ``allowed`` only, one to
     ``pick_limit`` of them, ``done`` required (grammar-constrained decoding needs it spelled)."""
     base = RANK_TOOL["input_schema"]
     items: dict[str, Any] = {"type": "string"}
@@ -276,6 +276,10 @@ def rank_schema(allowed: Sequence[str], pick_limit: int) -> dict[str, Any]:
     ranked: dict[str, Any] = {"type": "array", "items": items}
     if pick_limit > 0:
         ranked["maxItems"] = pick_limit
+    if allowed and pick_limit > 0:
+        # at least one id: under a grammar that allows an empty list, small models take the
+        # shortest valid reply (`[]`) almost every time (SmolLM2-135M did on every call)
+        ranked["minItems"] = 1
     return {
         "type": "object",
         "properties": {"ranked_ids": ranked, "done": base["properties"]["done"]},
