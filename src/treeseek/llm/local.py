@@ -29,6 +29,7 @@ Three things make it a navigator like the hosted ones:
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import importlib.util
 import json
@@ -548,6 +549,20 @@ _models: dict[tuple[str, int], LocalModel] = {}
 _models_lock = threading.Lock()
 
 
+def _close_models() -> None:
+    """Free the models before the interpreter tears modules down (llama-cpp-python's own
+    finalizer then finds its C functions gone and prints a TypeError)."""
+    with _models_lock:
+        for model in _models.values():
+            close = getattr(model.llm, "close", None)
+            if close is not None:
+                close()
+        _models.clear()
+
+
+atexit.register(_close_models)
+
+
 def load_model(path: Path, *, name: str, n_ctx: int, swa_full: bool) -> LocalModel:
     """The process-wide instance of a model (loaded once; shared KV-state cache)."""
     key = (str(path), n_ctx)
@@ -593,6 +608,8 @@ class LocalNavigator(Navigator):
         self.model = load_model(path, name=self.name, n_ctx=n_ctx, swa_full=swa_full)
 
     def rank(self, request: RankRequest) -> RankReply:
+        if request.deadline is not None:  # a llama.cpp call cannot be cut: none starts late
+            request.deadline.check(f"before {self.name} answered")
         text, usage, notes = self.model.complete(request, self.max_output_tokens)
         parsed: ParsedRank | None = parse_rank_payload(text) or find_rank_json(text)
         if parsed is None:
