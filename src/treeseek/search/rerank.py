@@ -118,9 +118,7 @@ class RerankRetriever(Retriever):
     def _outlines(self, ctx: SearchContext, hits: Sequence[FileHit]) -> dict[str, list[str]]:
         """node id -> outline lines (empty when the code index has no symbols for it)."""
         try:
-            from treeseek.store.code_sqlite import code_store_for
-
-            code = code_store_for(ctx.store)
+            code = ctx.store.code()
             nodes = ctx.store.nodes(ctx.tree.name, [h.node_id for h in hits])
             by_hash = {n.content_hash: n.id for n in nodes if n.content_hash}
             symbols = code.symbols_of(list(by_hash))
