@@ -168,8 +168,8 @@ def query_command(
     strategy: Annotated[
         str | None,
         typer.Option(
-            help="auto (<=50 nodes: beam, else block), beam, block, flat. Default: auto with "
-            "an LLM, flat (no LLM) with the lexical navigator.",
+            help="auto (<=50 nodes: beam, else block), beam, block, flat, rerank. Default: auto "
+            "with an LLM, flat (no LLM) with the lexical navigator.",
             show_default=False,
         ),
     ] = None,

