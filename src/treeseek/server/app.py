@@ -174,10 +174,15 @@ def create_app(service: Service, *, token: str | None = None, jobs: Jobs | None 
     async def bad_json(request: Request, exc: json.JSONDecodeError) -> JSONResponse:
         return _error(400, "invalid_request", f"malformed JSON: {exc.msg}")
 
-    @app.exception_handler(Exception)
-    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
-        log.error("unexpected error on %s: %s", request.url.path, exc, exc_info=exc)
-        return _error(500, "internal", f"internal error ({type(exc).__name__}); see the log")
+    @app.middleware("http")
+    async def unexpected(request: Request, call_next: Callable[[Request], Awaitable[Any]]) -> Any:
+        # a middleware, not an exception handler: Starlette re-raises from its 500 handler, and
+        # the client can then see a reset connection instead of the JSON error
+        try:
+            return await call_next(request)
+        except Exception as exc:
+            log.error("unexpected error on %s: %s", request.url.path, exc, exc_info=exc)
+            return _error(500, "internal", f"internal error ({type(exc).__name__}); see the log")
 
     Handler = Callable[..., Awaitable[Any]]
 
