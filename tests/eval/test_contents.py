@@ -132,3 +132,38 @@ def test_missing_mirror_mapping_is_a_config_error(tmp_path: Path) -> None:
         universe.check([("other/thing", "a" * 40)])
     with pytest.raises(ConfigError, match="does not exist"):
         universe.check([(REPO, "a" * 40)])
+
+
+def test_a_commit_being_built_by_another_process_is_waited_for_and_reused(
+    tmp_path: Path,
+) -> None:
+    """Two runs sharing one directory: the second waits on the first's build lock and takes
+    the finished file instead of building the same commit into the same ``.partial``."""
+    import shutil
+    import threading
+
+    from treeseek.eval.contents import _build_lock
+
+    repo = BareRepo(tmp_path)
+    c0, c1, *_ = _history(repo)
+    universe = ContentsUniverse({REPO: repo.git_dir}, hooks=[])
+    db_path = tmp_path / "runs" / "eval.db"
+    db_path.parent.mkdir()
+    (built_c0,) = universe.build(db_path, [(REPO, c0)])
+    assert built_c0.db_path is not None
+    target = universe.file_for(db_path, (REPO, c1))
+
+    results: list[object] = []
+    with _build_lock(target):  # "another process" is building c1
+        worker = threading.Thread(
+            target=lambda: results.extend(universe.build(db_path, [(REPO, c1)]))
+        )
+        worker.start()
+        worker.join(timeout=0.5)
+        assert not results  # blocked on the lock, not building
+        shutil.copyfile(built_c0.db_path, target)  # the other process finishes
+    worker.join()
+    (second,) = results
+    assert isinstance(second, type(built_c0))
+    assert second.ok and second.report is None and second.db_path == target
+    assert not list(db_path.parent.glob("*.partial*"))

@@ -20,6 +20,7 @@ database: opaque, like everything a retriever could see. Inside, the tree is alw
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import shutil
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -43,6 +44,27 @@ from treeseek.trees.git import GitTreeBuilder
 #: the name of the one tree in each per-commit database file
 CONTENTS_TREE = "eval"
 _SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
+@contextlib.contextmanager
+def _build_lock(target: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``.locks/<target>.lock`` while one process builds ``target``.
+
+    Eval runs sharing one directory of per-commit files (two runs started side by side) would
+    otherwise build the same missing commit into the same ``.partial`` file at once, and one
+    would remove or reopen the other's file mid-build. The lock is advisory (``flock``) and is
+    released by the kernel when a killed builder's file descriptor closes. Lock files stay (a
+    few empty files in a hidden directory): removing one while another process waits on it
+    would let a third lock a new file of the same name.
+    """
+    lock = target.parent / ".locks" / (target.name + ".lock")
+    lock.parent.mkdir(exist_ok=True)
+    with lock.open("a") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def _remove_database(path: Path) -> None:
@@ -138,7 +160,20 @@ class ContentsUniverse:
         target: Path,
         base_file: Path | None,
     ) -> BuiltTree:
-        """Copy ``base_file`` (if any) and re-index the copy at the commit of ``key``."""
+        """Copy ``base_file`` (if any) and re-index the copy at the commit of ``key``; a
+        commit another process finished building meanwhile is taken as built."""
+        with _build_lock(target):
+            if target.is_file():
+                return BuiltTree(key, CONTENTS_TREE, db_path=target)
+            return self._build_commit_locked(key, target, base_file, git_dir)
+
+    def _build_commit_locked(
+        self,
+        key: CommitKey,
+        target: Path,
+        base_file: Path | None,
+        git_dir: Path,
+    ) -> BuiltTree:
         partial = target.with_name(target.name + ".partial")
         _remove_database(partial)
         started = time.perf_counter()
