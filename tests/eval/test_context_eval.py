@@ -66,6 +66,8 @@ def test_eval_with_budgets_end_to_end(tmp_path: Path) -> None:
          "--budget", "2000", "--budget", "25", "--out", str(out), "--quiet"],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
+    # piped, the tables are neither wrapped nor cut at 80 columns
+    assert "whole files: line recall" in result.output and "…" not in result.output
     (record,) = read_records(out / PER_QUERY_FILE)
     assert [c["budget"]["limit"] for c in record.contexts] == [25, 2000]
     small, big = record.contexts

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -28,11 +27,10 @@ from rich.table import Table
 from typer.core import TyperGroup
 
 from treeseek.cli.app import app
-from treeseek.cli.common import display_markup, display_text
+from treeseek.cli.common import display_markup, display_text, err_console, out_console
 from treeseek.errors import ConfigError
 
-console = Console(stderr=True)
-out_console = Console()
+console = err_console  # piped: never wrapped or cut at 80 columns (see cli.common)
 
 
 class _RunByDefault(TyperGroup):
