@@ -22,6 +22,9 @@ The steps (each a plain function, so an agent-facing layer can reuse them):
 4. **Exact count**: each span's text is counted as a whole; the sum never exceeds the budget
    (spans are trimmed from the lowest priority up if it would).
 
+The answer's ranked ``symbols`` come from the plan (:mod:`treeseek.context.symbol_rank`, on
+the same chunk scores and evidence), whatever the budget.
+
 Token counts use :func:`treeseek.llm.tokens.default_counter` (cl100k offline). Planning adds
 up the tokens of single lines (each with its newline), an upper bound of a span's count in
 practice; step 4 makes the bound hard regardless.
@@ -39,9 +42,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from treeseek.code.model import Symbol, SymbolKind, symbol_id
-from treeseek.context._deps import QUERY_STOPWORDS, code_tokens
+from treeseek.context._deps import QUERY_STOPWORDS, QueryMentions, code_tokens, extract_mentions
 from treeseek.context.model import Budget, Span
-from treeseek.context.source import TreeSource
+from treeseek.context.source import ChunkRow, TreeSource
+from treeseek.context.symbol_rank import FileEvidence, rank_symbols
 from treeseek.llm.tokens import TokenCounter, default_counter
 
 #: ranked files whose evidence is read
@@ -91,6 +95,7 @@ class Plan:
     paths: list[str]  # ranked files with lines, best first
     anchors: dict[str, list[Anchor]]  # per path, best first
     terms: dict[str, float]  # query term -> weight (IDF x query frequency factor)
+    symbols: list[str] = field(default_factory=list)  # ranked name paths (symbol_rank)
     _hot: dict[tuple[str, int], float] = field(default_factory=dict)
     _pattern: re.Pattern[str] | None = None
 
@@ -174,10 +179,9 @@ def _evidence_anchors(path: str, rank: int, evidence: dict[str, Any]) -> list[An
     return out
 
 
-def _bm25_anchors(
-    plan_terms: dict[str, float], path: str, rank: int, source: TreeSource, limit: int
-) -> list[Anchor]:
-    rows = source.chunk_rows([path]).get(path)
+def chunk_scores(plan_terms: dict[str, float], rows: Sequence[ChunkRow]) -> list[tuple[float, int]]:
+    """BM25 (k1 1.2, b 0.75, within the file) of the chunks matching a query term, as
+    ``(score, chunk index)``, best first."""
     if not rows or not plan_terms:
         return []
     avg = sum(len(r.tokens) for r in rows) / len(rows) or 1.0
@@ -194,6 +198,12 @@ def _bm25_anchors(
             s += plan_terms[t] * c * 2.2 / (c + norm)
         scored.append((s, i))
     scored.sort(key=lambda x: (-x[0], x[1]))
+    return scored
+
+
+def _bm25_anchors(
+    rows: Sequence[ChunkRow], scored: list[tuple[float, int]], path: str, rank: int, limit: int
+) -> list[Anchor]:
     return [
         Anchor(path, rank, rows[i].start_line, rows[i].end_line, "bm25", rows[i].symbol)
         for _, i in scored[:limit]
@@ -238,15 +248,47 @@ def plan(
     source.chunk_rows(paths)
     by_path = {h.path: h for h in hits}
     anchors: dict[str, list[Anchor]] = {}
+    files: list[FileEvidence] = []
     for rank, path in enumerate(paths):
         evidence = evidence_dict(by_path[path])
-        found = _order(source, path, _evidence_anchors(path, rank, evidence))
-        found += _bm25_anchors(weights, path, rank, source, chunks_per_file)
+        from_evidence = _evidence_anchors(path, rank, evidence)
+        found = _order(source, path, from_evidence)
+        rows = source.chunk_rows([path]).get(path) or []
+        scored = chunk_scores(weights, rows)
+        found += _bm25_anchors(rows, scored, path, rank, chunks_per_file)
+
         if not found:
             n = len(source.lines(path) or [])
             found.append(Anchor(path, rank, 1, min(n, HEAD_LINES), "head"))
         anchors[path] = found
-    return Plan(source, paths, anchors, weights)
+        files.append(_file_evidence(source, path, rank, rows, scored, from_evidence))
+    symbols = rank_symbols(
+        files, extract_mentions(query) if query else QueryMentions(), MAX_SYMBOLS
+    )
+    return Plan(source, paths, anchors, weights, symbols)
+
+
+def _file_evidence(
+    source: TreeSource,
+    path: str,
+    rank: int,
+    rows: Sequence[ChunkRow],
+    scored: list[tuple[float, int]],
+    from_evidence: list[Anchor],
+) -> FileEvidence:
+    best: dict[str, float] = {}
+    for score, i in scored:
+        sym = rows[i].symbol
+        if sym and score > best.get(sym, 0.0):
+            best[sym] = score
+    matched: dict[str, str] = {}
+    ranking_chunk = None
+    for a in from_evidence:
+        if a.reason == "chunk":
+            ranking_chunk = a.symbol
+        elif a.symbol and a.reason in ("mention", "frame"):
+            matched.setdefault(a.symbol, a.reason)
+    return FileEvidence(path, rank, source.symbols(path), best, matched, ranking_chunk)
 
 
 def _order(source: TreeSource, path: str, anchors: list[Anchor]) -> list[Anchor]:
@@ -278,11 +320,9 @@ class Unit:
     end: int
     focus: int
     symbol: str | None  # qualified name within the file
-    inner: str | None  # the innermost symbol at the focus line, when another one
     reason: str
     priority: float
     file_rank: int = 0
-    anchor_rank: int = 0  # the anchor's place among its file's anchors
 
 
 def _named(
@@ -422,7 +462,6 @@ def _unit(p: Plan, costs: _Costs, anchor: Anchor, cap: int, priority: float) -> 
                 e,
                 focus,
                 sym.qname,
-                _other(inner, sym),
                 anchor.reason,
                 priority,
                 anchor.file_rank,
@@ -448,7 +487,6 @@ def _unit(p: Plan, costs: _Costs, anchor: Anchor, cap: int, priority: float) -> 
                 e,
                 focus,
                 cls.qname,
-                _other(inner, cls),
                 anchor.reason,
                 priority,
                 anchor.file_rank,
@@ -462,11 +500,7 @@ def _unit(p: Plan, costs: _Costs, anchor: Anchor, cap: int, priority: float) -> 
     if e < s:
         return None
     qname = functions[-1].qname if functions else (inner.qname if inner else None)
-    return Unit(path, s, e, focus, qname, None, anchor.reason, priority, anchor.file_rank)
-
-
-def _other(inner: Symbol | None, sym: Symbol) -> str | None:
-    return inner.qname if inner is not None and inner.qname != sym.qname else None
+    return Unit(path, s, e, focus, qname, anchor.reason, priority, anchor.file_rank)
 
 
 def units(p: Plan, costs: _Costs, cap: int) -> list[Unit]:
@@ -479,7 +513,7 @@ def units(p: Plan, costs: _Costs, cap: int) -> list[Unit]:
             priority = 1.0 / (1 + anchor.file_rank) / (1 + j)
             u = _unit(p, costs, anchor, cap, priority)
             if u is not None:
-                out.append(dataclasses.replace(u, anchor_rank=j))
+                out.append(u)
                 found += 1
         if not found:  # no anchor made a unit: the file's head
             n = len(p.source.lines(path) or [])
@@ -534,8 +568,9 @@ def select(p: Plan, budget: int, counter: TokenCounter | None = None) -> Selecti
         used += cost
     spans = _spans(p, order, taken, counter)
     spans = _enforce(spans, budget, counter)
-    symbols = _ranked_symbols(p, spans, candidates)
-    return Selection(spans, symbols, Budget(budget, sum(s.tokens for s in spans), counter.name))
+    return Selection(
+        spans, list(p.symbols), Budget(budget, sum(s.tokens for s in spans), counter.name)
+    )
 
 
 def _spans(
@@ -587,43 +622,6 @@ def _enforce(spans: list[Span], budget: int, counter: TokenCounter) -> list[Span
             last.reason,
         )
     return spans
-
-
-#: symbol ranking: a unit's symbol scores (1 / (1 + file rank)) ** SYMBOL_FILE_POWER / (1 +
-#: anchor rank), times CLASS_FACTOR for a class, times INNER_FACTOR for the innermost symbol
-#: at its hottest line (when another one): a symbol-level answer leans on the best file more
-#: than a line-level one, and names the function to change rather than its class
-SYMBOL_FILE_POWER = 1.0
-CLASS_FACTOR = 0.5
-INNER_FACTOR = 0.9
-
-
-def _ranked_symbols(p: Plan, spans: list[Span], candidates: list[Unit]) -> list[str]:
-    """Name paths the answer points to, best first: the symbols of every unit by the score
-    above, then the other functions and methods inside the returned spans (in span order)."""
-    scores: dict[str, float] = {}
-    kinds: dict[str, dict[str, SymbolKind]] = {}
-    for u in candidates:
-        if u.path not in kinds:
-            kinds[u.path] = {s.qname: s.kind for s in p.source.symbols(u.path)}
-        base = (1.0 / (1 + u.file_rank)) ** SYMBOL_FILE_POWER / (1 + u.anchor_rank)
-        for qname, factor in ((u.symbol, 1.0), (u.inner, INNER_FACTOR)):
-            if not qname:
-                continue
-            if kinds[u.path].get(qname) is SymbolKind.CLASS:
-                factor *= CLASS_FACTOR
-            name = symbol_id(u.path, qname)
-            scores[name] = max(scores.get(name, 0.0), base * factor)
-    out = sorted(scores, key=lambda name: -scores[name])
-    seen = set(out)
-    for span in spans:
-        for sym in p.source.symbols(span.path):
-            inside = sym.start_line <= span.end_line and sym.end_line >= span.start_line
-            name = symbol_id(span.path, sym.qname)
-            if sym.kind in _FUNCTIONS and inside and name not in seen:
-                out.append(name)
-                seen.add(name)
-    return out[:MAX_SYMBOLS]
 
 
 # -- the whole-file baseline -------------------------------------------------------------------
