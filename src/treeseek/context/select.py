@@ -32,6 +32,7 @@ practice; step 4 makes the bound hard regardless.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import itertools
 import math
@@ -70,6 +71,8 @@ MIN_CUT_TOKENS = 120
 MAX_TERMS = 32
 #: the most symbols an answer lists
 MAX_SYMBOLS = 30
+#: lines scanned for an anchor's hottest line (after its first)
+MAX_SCAN_LINES = 200
 
 _FUNCTIONS = (SymbolKind.FUNCTION, SymbolKind.METHOD)
 
@@ -96,24 +99,53 @@ class Plan:
     anchors: dict[str, list[Anchor]]  # per path, best first
     terms: dict[str, float]  # query term -> weight (IDF x query frequency factor)
     symbols: list[str] = field(default_factory=list)  # ranked name paths (symbol_rank)
-    _hot: dict[tuple[str, int], float] = field(default_factory=dict)
+    _hot: dict[str, list[float | None]] = field(default_factory=dict)
     _pattern: re.Pattern[str] | None = None
 
     def hot(self, path: str, line: int) -> float:
         """How strongly line ``line`` of ``path`` matches the query's terms (the weights of
         the distinct terms of 3+ characters it contains)."""
-        key = (path, line)
-        value = self._hot.get(key)
-        if value is None:
-            if self._pattern is None:
-                words = sorted((t for t in self.terms if len(t) >= 3), key=len, reverse=True)
-                self._pattern = re.compile("|".join(map(re.escape, words)) or "(?!)")
-            lines = self.source.lines(path) or []
-            text = lines[line - 1].lower() if 0 < line <= len(lines) else ""
-            found = set(self._pattern.findall(text))
-            value = sum(self.terms[t] for t in found)
-            self._hot[key] = value
-        return value
+        self._score_lines(path, line, line)
+        value = self._hot[path][line] if 0 < line < len(self._hot[path]) else 0.0
+        return value or 0.0
+
+    def hottest(self, path: str, lo: int, hi: int) -> int:
+        """The line of ``lo..hi`` (its first :data:`MAX_SCAN_LINES` + 1) with the highest
+        :meth:`hot` score, the first on ties; ``lo`` when none matches."""
+        hi = min(hi, lo + MAX_SCAN_LINES)
+        self._score_lines(path, lo, hi)
+        scores = self._hot[path]
+        best, best_line = 0.0, lo
+        for line in range(max(lo, 1), min(hi, len(scores) - 1) + 1):
+            h = scores[line]
+            if h is not None and h > best:
+                best, best_line = h, line
+        return best_line
+
+    def _score_lines(self, path: str, lo: int, hi: int) -> None:
+        """Score the lines of ``lo..hi`` not scored yet with one regex pass over them (terms
+        hold no newline, so a match never spans lines: the same matches as line by line)."""
+        lines = self.source.lines(path) or []
+        scores = self._hot.get(path)
+        if scores is None:
+            scores = self._hot[path] = [None] * (len(lines) + 1)
+        lo, hi = max(lo, 1), min(hi, len(lines))
+        while lo <= hi and scores[lo] is not None:
+            lo += 1
+        while hi >= lo and scores[hi] is not None:
+            hi -= 1
+        if lo > hi:
+            return
+        if self._pattern is None:
+            words = sorted((t for t in self.terms if len(t) >= 3), key=len, reverse=True)
+            self._pattern = re.compile("|".join(map(re.escape, words)) or "(?!)")
+        lowered = [text.lower() for text in lines[lo - 1 : hi]]
+        starts = list(itertools.accumulate((len(t) + 1 for t in lowered), initial=0))
+        found: list[set[str]] = [set() for _ in lowered]
+        for m in self._pattern.finditer("\n".join(lowered)):
+            found[bisect.bisect_right(starts, m.start()) - 1].add(m.group())
+        for i, words in enumerate(found):
+            scores[lo + i] = sum(self.terms[t] for t in words)
 
 
 @dataclass(frozen=True, slots=True)
@@ -344,19 +376,6 @@ def _enclosing(symbols: Sequence[Symbol], line: int) -> list[Symbol]:
     return [s for s in symbols if s.start_line <= line <= s.end_line]
 
 
-#: lines scanned for an anchor's hottest line
-MAX_SCAN_LINES = 200
-
-
-def _hottest(p: Plan, path: str, lo: int, hi: int) -> int:
-    best, best_line = 0.0, lo
-    for line in range(lo, min(hi, lo + MAX_SCAN_LINES) + 1):
-        h = p.hot(path, line)
-        if h > best:
-            best, best_line = h, line
-    return best_line
-
-
 class _Costs:
     """Per-line token costs of files (each line with its newline), cached."""
 
@@ -369,8 +388,7 @@ class _Costs:
     def line(self, path: str, line: int) -> int:
         costs = self._cost.get(path)
         if costs is None:
-            n = len(self.source.lines(path) or [])
-            costs = self._cost[path] = [None] * (n + 1)
+            costs = self._cost[path] = self.source.line_table(self.counter.name, path)
         c = costs[line]
         if c is None:
             text = (self.source.lines(path) or [])[line - 1]
@@ -443,7 +461,7 @@ def _unit(p: Plan, costs: _Costs, anchor: Anchor, cap: int, priority: float) -> 
     elif named is not None and named.kind is SymbolKind.CLASS and anchor.start_line <= 0:
         focus = lo  # a class named without a line: its header
     else:
-        focus = _hottest(p, path, lo, hi)
+        focus = p.hottest(path, lo, hi)
     around = _enclosing(symbols, focus)
     inner = around[-1] if around else None
     functions = [s for s in around if s.kind in _FUNCTIONS]
