@@ -100,6 +100,7 @@ class Plan:
     terms: dict[str, float]  # query term -> weight (IDF x query frequency factor)
     symbols: list[str] = field(default_factory=list)  # ranked name paths (symbol_rank)
     _hot: dict[str, list[float | None]] = field(default_factory=dict)
+    _qnames: dict[str, dict[str, Symbol]] = field(default_factory=dict)
     _pattern: re.Pattern[str] | None = None
 
     def hot(self, path: str, line: int) -> float:
@@ -108,6 +109,13 @@ class Plan:
         self._score_lines(path, line, line)
         value = self._hot[path][line] if 0 < line < len(self._hot[path]) else 0.0
         return value or 0.0
+
+    def qnames(self, path: str) -> dict[str, Symbol]:
+        """The file's symbols by qualified name."""
+        found = self._qnames.get(path)
+        if found is None:
+            found = self._qnames[path] = {s.qname: s for s in self.source.symbols(path)}
+        return found
 
     def hottest(self, path: str, lo: int, hi: int) -> int:
         """The line of ``lo..hi`` (its first :data:`MAX_SCAN_LINES` + 1) with the highest
@@ -383,7 +391,7 @@ class _Costs:
         self.source = source
         self.counter = counter
         self._cost: dict[str, list[int | None]] = {}
-        self._chars: dict[str, list[int]] = {}
+        self._chars: dict[str, list[Any]] = {}
 
     def line(self, path: str, line: int) -> int:
         costs = self._cost.get(path)
@@ -403,9 +411,12 @@ class _Costs:
         choosing between a whole symbol and a window, where exactness buys nothing."""
         prefix = self._chars.get(path)
         if prefix is None:
-            sizes = (len(text) // 3 + 1 for text in self.source.lines(path) or [])
-            prefix = self._chars[path] = list(itertools.accumulate(sizes, initial=0))
-        return prefix[min(hi, len(prefix) - 1)] - prefix[max(lo, 1) - 1]
+            prefix = self._chars[path] = self.source.line_table("chars/3", path)
+            if prefix[-1] is None:  # first use in the process: the prefix sums, at once
+                sizes = (len(text) // 3 + 1 for text in self.source.lines(path) or [])
+                prefix[:] = itertools.accumulate(sizes, initial=0)
+        value: int = prefix[min(hi, len(prefix) - 1)] - prefix[max(lo, 1) - 1]
+        return value
 
 
 def _window(
@@ -443,7 +454,7 @@ def _unit(p: Plan, costs: _Costs, anchor: Anchor, cap: int, priority: float) -> 
     if n == 0:
         return None
     symbols = p.source.symbols(path)
-    by_qname = {s.qname: s for s in symbols}
+    by_qname = p.qnames(path)
     named = _named(symbols, by_qname, anchor.symbol)
     line_in_named = named is not None and named.start_line <= anchor.start_line <= named.end_line
     if anchor.start_line > 0 and (named is None or line_in_named or anchor.reason == "chunk"):

@@ -116,10 +116,10 @@ class TreeSource:
 
     def line_table(self, kind: str, path: str) -> list[Any]:
         """A table of one value per line of ``path`` (index 1..n; ``None``: not computed
-        yet), filled by its callers, for what depends on nothing but the line's text (its
-        token count under one tokenizer: ``kind`` names the tokenizer). Shared by the calls of
-        the process that read the same content (keyed by content hash): a warm query does not
-        count the same lines again."""
+        yet), filled by its callers, for what depends on nothing but the file's text (``kind``
+        names it: the lines' token counts under one tokenizer, prefix sums of their sizes).
+        Shared by the calls of the process that read the same content (keyed by content
+        hash): a warm query does not count the same lines again."""
         table: list[Any] | None = self._tables.get((kind, path))
         if table is None:
             node = self.node(path)
