@@ -152,8 +152,8 @@ class Plan:
         found: list[set[str]] = [set() for _ in lowered]
         for m in self._pattern.finditer("\n".join(lowered)):
             found[bisect.bisect_right(starts, m.start()) - 1].add(m.group())
-        for i, words in enumerate(found):
-            scores[lo + i] = sum(self.terms[t] for t in words)
+        for i, matched in enumerate(found):
+            scores[lo + i] = sum(self.terms[t] for t in matched)
 
 
 @dataclass(frozen=True, slots=True)
