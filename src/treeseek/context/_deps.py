@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from treeseek.search.flat.understanding import QueryMentions, extract_mentions
 from treeseek.store.code_base import CodeStore
 from treeseek.text.tokens import QUERY_STOPWORDS, code_tokens
 
@@ -14,4 +15,11 @@ def code_store(store: Any) -> CodeStore:
     return found
 
 
-__all__ = ["QUERY_STOPWORDS", "CodeStore", "code_store", "code_tokens"]
+__all__ = [
+    "QUERY_STOPWORDS",
+    "CodeStore",
+    "QueryMentions",
+    "code_store",
+    "code_tokens",
+    "extract_mentions",
+]

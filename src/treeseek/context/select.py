@@ -22,6 +22,9 @@ The steps (each a plain function, so an agent-facing layer can reuse them):
 4. **Exact count**: each span's text is counted as a whole; the sum never exceeds the budget
    (spans are trimmed from the lowest priority up if it would).
 
+The answer's ranked ``symbols`` come from the plan (:mod:`treeseek.context.symbol_rank`, on
+the same chunk scores and evidence), whatever the budget.
+
 Token counts use :func:`treeseek.llm.tokens.default_counter` (cl100k offline). Planning adds
 up the tokens of single lines (each with its newline), an upper bound of a span's count in
 practice; step 4 makes the bound hard regardless.
@@ -29,6 +32,7 @@ practice; step 4 makes the bound hard regardless.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import itertools
 import math
@@ -39,9 +43,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from treeseek.code.model import Symbol, SymbolKind, symbol_id
-from treeseek.context._deps import QUERY_STOPWORDS, code_tokens
+from treeseek.context._deps import QUERY_STOPWORDS, QueryMentions, code_tokens, extract_mentions
 from treeseek.context.model import Budget, Span
-from treeseek.context.source import TreeSource
+from treeseek.context.source import ChunkRow, TreeSource
+from treeseek.context.symbol_rank import FileEvidence, rank_symbols
 from treeseek.llm.tokens import TokenCounter, default_counter
 
 #: ranked files whose evidence is read
@@ -66,6 +71,8 @@ MIN_CUT_TOKENS = 120
 MAX_TERMS = 32
 #: the most symbols an answer lists
 MAX_SYMBOLS = 30
+#: lines scanned for an anchor's hottest line (after its first)
+MAX_SCAN_LINES = 200
 
 _FUNCTIONS = (SymbolKind.FUNCTION, SymbolKind.METHOD)
 
@@ -91,24 +98,62 @@ class Plan:
     paths: list[str]  # ranked files with lines, best first
     anchors: dict[str, list[Anchor]]  # per path, best first
     terms: dict[str, float]  # query term -> weight (IDF x query frequency factor)
-    _hot: dict[tuple[str, int], float] = field(default_factory=dict)
+    symbols: list[str] = field(default_factory=list)  # ranked name paths (symbol_rank)
+    _hot: dict[str, list[float | None]] = field(default_factory=dict)
+    _qnames: dict[str, dict[str, Symbol]] = field(default_factory=dict)
     _pattern: re.Pattern[str] | None = None
 
     def hot(self, path: str, line: int) -> float:
         """How strongly line ``line`` of ``path`` matches the query's terms (the weights of
         the distinct terms of 3+ characters it contains)."""
-        key = (path, line)
-        value = self._hot.get(key)
-        if value is None:
-            if self._pattern is None:
-                words = sorted((t for t in self.terms if len(t) >= 3), key=len, reverse=True)
-                self._pattern = re.compile("|".join(map(re.escape, words)) or "(?!)")
-            lines = self.source.lines(path) or []
-            text = lines[line - 1].lower() if 0 < line <= len(lines) else ""
-            found = set(self._pattern.findall(text))
-            value = sum(self.terms[t] for t in found)
-            self._hot[key] = value
-        return value
+        self._score_lines(path, line, line)
+        value = self._hot[path][line] if 0 < line < len(self._hot[path]) else 0.0
+        return value or 0.0
+
+    def qnames(self, path: str) -> dict[str, Symbol]:
+        """The file's symbols by qualified name."""
+        found = self._qnames.get(path)
+        if found is None:
+            found = self._qnames[path] = {s.qname: s for s in self.source.symbols(path)}
+        return found
+
+    def hottest(self, path: str, lo: int, hi: int) -> int:
+        """The line of ``lo..hi`` (its first :data:`MAX_SCAN_LINES` + 1) with the highest
+        :meth:`hot` score, the first on ties; ``lo`` when none matches."""
+        hi = min(hi, lo + MAX_SCAN_LINES)
+        self._score_lines(path, lo, hi)
+        scores = self._hot[path]
+        best, best_line = 0.0, lo
+        for line in range(max(lo, 1), min(hi, len(scores) - 1) + 1):
+            h = scores[line]
+            if h is not None and h > best:
+                best, best_line = h, line
+        return best_line
+
+    def _score_lines(self, path: str, lo: int, hi: int) -> None:
+        """Score the lines of ``lo..hi`` not scored yet with one regex pass over them (terms
+        hold no newline, so a match never spans lines: the same matches as line by line)."""
+        lines = self.source.lines(path) or []
+        scores = self._hot.get(path)
+        if scores is None:
+            scores = self._hot[path] = [None] * (len(lines) + 1)
+        lo, hi = max(lo, 1), min(hi, len(lines))
+        while lo <= hi and scores[lo] is not None:
+            lo += 1
+        while hi >= lo and scores[hi] is not None:
+            hi -= 1
+        if lo > hi:
+            return
+        if self._pattern is None:
+            words = sorted((t for t in self.terms if len(t) >= 3), key=len, reverse=True)
+            self._pattern = re.compile("|".join(map(re.escape, words)) or "(?!)")
+        lowered = [text.lower() for text in lines[lo - 1 : hi]]
+        starts = list(itertools.accumulate((len(t) + 1 for t in lowered), initial=0))
+        found: list[set[str]] = [set() for _ in lowered]
+        for m in self._pattern.finditer("\n".join(lowered)):
+            found[bisect.bisect_right(starts, m.start()) - 1].add(m.group())
+        for i, matched in enumerate(found):
+            scores[lo + i] = sum(self.terms[t] for t in matched)
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,10 +219,9 @@ def _evidence_anchors(path: str, rank: int, evidence: dict[str, Any]) -> list[An
     return out
 
 
-def _bm25_anchors(
-    plan_terms: dict[str, float], path: str, rank: int, source: TreeSource, limit: int
-) -> list[Anchor]:
-    rows = source.chunk_rows([path]).get(path)
+def chunk_scores(plan_terms: dict[str, float], rows: Sequence[ChunkRow]) -> list[tuple[float, int]]:
+    """BM25 (k1 1.2, b 0.75, within the file) of the chunks matching a query term, as
+    ``(score, chunk index)``, best first."""
     if not rows or not plan_terms:
         return []
     avg = sum(len(r.tokens) for r in rows) / len(rows) or 1.0
@@ -194,6 +238,12 @@ def _bm25_anchors(
             s += plan_terms[t] * c * 2.2 / (c + norm)
         scored.append((s, i))
     scored.sort(key=lambda x: (-x[0], x[1]))
+    return scored
+
+
+def _bm25_anchors(
+    rows: Sequence[ChunkRow], scored: list[tuple[float, int]], path: str, rank: int, limit: int
+) -> list[Anchor]:
     return [
         Anchor(path, rank, rows[i].start_line, rows[i].end_line, "bm25", rows[i].symbol)
         for _, i in scored[:limit]
@@ -238,15 +288,47 @@ def plan(
     source.chunk_rows(paths)
     by_path = {h.path: h for h in hits}
     anchors: dict[str, list[Anchor]] = {}
+    files: list[FileEvidence] = []
     for rank, path in enumerate(paths):
         evidence = evidence_dict(by_path[path])
-        found = _order(source, path, _evidence_anchors(path, rank, evidence))
-        found += _bm25_anchors(weights, path, rank, source, chunks_per_file)
+        from_evidence = _evidence_anchors(path, rank, evidence)
+        found = _order(source, path, from_evidence)
+        rows = source.chunk_rows([path]).get(path) or []
+        scored = chunk_scores(weights, rows)
+        found += _bm25_anchors(rows, scored, path, rank, chunks_per_file)
+
         if not found:
             n = len(source.lines(path) or [])
             found.append(Anchor(path, rank, 1, min(n, HEAD_LINES), "head"))
         anchors[path] = found
-    return Plan(source, paths, anchors, weights)
+        files.append(_file_evidence(source, path, rank, rows, scored, from_evidence))
+    symbols = rank_symbols(
+        files, extract_mentions(query) if query else QueryMentions(), MAX_SYMBOLS
+    )
+    return Plan(source, paths, anchors, weights, symbols)
+
+
+def _file_evidence(
+    source: TreeSource,
+    path: str,
+    rank: int,
+    rows: Sequence[ChunkRow],
+    scored: list[tuple[float, int]],
+    from_evidence: list[Anchor],
+) -> FileEvidence:
+    best: dict[str, float] = {}
+    for score, i in scored:
+        sym = rows[i].symbol
+        if sym and score > best.get(sym, 0.0):
+            best[sym] = score
+    matched: dict[str, str] = {}
+    ranking_chunk = None
+    for a in from_evidence:
+        if a.reason == "chunk":
+            ranking_chunk = a.symbol
+        elif a.symbol and a.reason in ("mention", "frame"):
+            matched.setdefault(a.symbol, a.reason)
+    return FileEvidence(path, rank, source.symbols(path), best, matched, ranking_chunk)
 
 
 def _order(source: TreeSource, path: str, anchors: list[Anchor]) -> list[Anchor]:
@@ -278,11 +360,9 @@ class Unit:
     end: int
     focus: int
     symbol: str | None  # qualified name within the file
-    inner: str | None  # the innermost symbol at the focus line, when another one
     reason: str
     priority: float
     file_rank: int = 0
-    anchor_rank: int = 0  # the anchor's place among its file's anchors
 
 
 def _named(
@@ -304,19 +384,6 @@ def _enclosing(symbols: Sequence[Symbol], line: int) -> list[Symbol]:
     return [s for s in symbols if s.start_line <= line <= s.end_line]
 
 
-#: lines scanned for an anchor's hottest line
-MAX_SCAN_LINES = 200
-
-
-def _hottest(p: Plan, path: str, lo: int, hi: int) -> int:
-    best, best_line = 0.0, lo
-    for line in range(lo, min(hi, lo + MAX_SCAN_LINES) + 1):
-        h = p.hot(path, line)
-        if h > best:
-            best, best_line = h, line
-    return best_line
-
-
 class _Costs:
     """Per-line token costs of files (each line with its newline), cached."""
 
@@ -324,13 +391,12 @@ class _Costs:
         self.source = source
         self.counter = counter
         self._cost: dict[str, list[int | None]] = {}
-        self._chars: dict[str, list[int]] = {}
+        self._chars: dict[str, list[Any]] = {}
 
     def line(self, path: str, line: int) -> int:
         costs = self._cost.get(path)
         if costs is None:
-            n = len(self.source.lines(path) or [])
-            costs = self._cost[path] = [None] * (n + 1)
+            costs = self._cost[path] = self.source.line_table(self.counter.name, path)
         c = costs[line]
         if c is None:
             text = (self.source.lines(path) or [])[line - 1]
@@ -345,9 +411,12 @@ class _Costs:
         choosing between a whole symbol and a window, where exactness buys nothing."""
         prefix = self._chars.get(path)
         if prefix is None:
-            sizes = (len(text) // 3 + 1 for text in self.source.lines(path) or [])
-            prefix = self._chars[path] = list(itertools.accumulate(sizes, initial=0))
-        return prefix[min(hi, len(prefix) - 1)] - prefix[max(lo, 1) - 1]
+            prefix = self._chars[path] = self.source.line_table("chars/3", path)
+            if prefix[-1] is None:  # first use in the process: the prefix sums, at once
+                sizes = (len(text) // 3 + 1 for text in self.source.lines(path) or [])
+                prefix[:] = itertools.accumulate(sizes, initial=0)
+        value: int = prefix[min(hi, len(prefix) - 1)] - prefix[max(lo, 1) - 1]
+        return value
 
 
 def _window(
@@ -385,7 +454,7 @@ def _unit(p: Plan, costs: _Costs, anchor: Anchor, cap: int, priority: float) -> 
     if n == 0:
         return None
     symbols = p.source.symbols(path)
-    by_qname = {s.qname: s for s in symbols}
+    by_qname = p.qnames(path)
     named = _named(symbols, by_qname, anchor.symbol)
     line_in_named = named is not None and named.start_line <= anchor.start_line <= named.end_line
     if anchor.start_line > 0 and (named is None or line_in_named or anchor.reason == "chunk"):
@@ -403,7 +472,7 @@ def _unit(p: Plan, costs: _Costs, anchor: Anchor, cap: int, priority: float) -> 
     elif named is not None and named.kind is SymbolKind.CLASS and anchor.start_line <= 0:
         focus = lo  # a class named without a line: its header
     else:
-        focus = _hottest(p, path, lo, hi)
+        focus = p.hottest(path, lo, hi)
     around = _enclosing(symbols, focus)
     inner = around[-1] if around else None
     functions = [s for s in around if s.kind in _FUNCTIONS]
@@ -422,7 +491,6 @@ def _unit(p: Plan, costs: _Costs, anchor: Anchor, cap: int, priority: float) -> 
                 e,
                 focus,
                 sym.qname,
-                _other(inner, sym),
                 anchor.reason,
                 priority,
                 anchor.file_rank,
@@ -448,7 +516,6 @@ def _unit(p: Plan, costs: _Costs, anchor: Anchor, cap: int, priority: float) -> 
                 e,
                 focus,
                 cls.qname,
-                _other(inner, cls),
                 anchor.reason,
                 priority,
                 anchor.file_rank,
@@ -462,11 +529,7 @@ def _unit(p: Plan, costs: _Costs, anchor: Anchor, cap: int, priority: float) -> 
     if e < s:
         return None
     qname = functions[-1].qname if functions else (inner.qname if inner else None)
-    return Unit(path, s, e, focus, qname, None, anchor.reason, priority, anchor.file_rank)
-
-
-def _other(inner: Symbol | None, sym: Symbol) -> str | None:
-    return inner.qname if inner is not None and inner.qname != sym.qname else None
+    return Unit(path, s, e, focus, qname, anchor.reason, priority, anchor.file_rank)
 
 
 def units(p: Plan, costs: _Costs, cap: int) -> list[Unit]:
@@ -479,7 +542,7 @@ def units(p: Plan, costs: _Costs, cap: int) -> list[Unit]:
             priority = 1.0 / (1 + anchor.file_rank) / (1 + j)
             u = _unit(p, costs, anchor, cap, priority)
             if u is not None:
-                out.append(dataclasses.replace(u, anchor_rank=j))
+                out.append(u)
                 found += 1
         if not found:  # no anchor made a unit: the file's head
             n = len(p.source.lines(path) or [])
@@ -534,8 +597,9 @@ def select(p: Plan, budget: int, counter: TokenCounter | None = None) -> Selecti
         used += cost
     spans = _spans(p, order, taken, counter)
     spans = _enforce(spans, budget, counter)
-    symbols = _ranked_symbols(p, spans, candidates)
-    return Selection(spans, symbols, Budget(budget, sum(s.tokens for s in spans), counter.name))
+    return Selection(
+        spans, list(p.symbols), Budget(budget, sum(s.tokens for s in spans), counter.name)
+    )
 
 
 def _spans(
@@ -587,43 +651,6 @@ def _enforce(spans: list[Span], budget: int, counter: TokenCounter) -> list[Span
             last.reason,
         )
     return spans
-
-
-#: symbol ranking: a unit's symbol scores (1 / (1 + file rank)) ** SYMBOL_FILE_POWER / (1 +
-#: anchor rank), times CLASS_FACTOR for a class, times INNER_FACTOR for the innermost symbol
-#: at its hottest line (when another one): a symbol-level answer leans on the best file more
-#: than a line-level one, and names the function to change rather than its class
-SYMBOL_FILE_POWER = 1.0
-CLASS_FACTOR = 0.5
-INNER_FACTOR = 0.9
-
-
-def _ranked_symbols(p: Plan, spans: list[Span], candidates: list[Unit]) -> list[str]:
-    """Name paths the answer points to, best first: the symbols of every unit by the score
-    above, then the other functions and methods inside the returned spans (in span order)."""
-    scores: dict[str, float] = {}
-    kinds: dict[str, dict[str, SymbolKind]] = {}
-    for u in candidates:
-        if u.path not in kinds:
-            kinds[u.path] = {s.qname: s.kind for s in p.source.symbols(u.path)}
-        base = (1.0 / (1 + u.file_rank)) ** SYMBOL_FILE_POWER / (1 + u.anchor_rank)
-        for qname, factor in ((u.symbol, 1.0), (u.inner, INNER_FACTOR)):
-            if not qname:
-                continue
-            if kinds[u.path].get(qname) is SymbolKind.CLASS:
-                factor *= CLASS_FACTOR
-            name = symbol_id(u.path, qname)
-            scores[name] = max(scores.get(name, 0.0), base * factor)
-    out = sorted(scores, key=lambda name: -scores[name])
-    seen = set(out)
-    for span in spans:
-        for sym in p.source.symbols(span.path):
-            inside = sym.start_line <= span.end_line and sym.end_line >= span.start_line
-            name = symbol_id(span.path, sym.qname)
-            if sym.kind in _FUNCTIONS and inside and name not in seen:
-                out.append(name)
-                seen.add(name)
-    return out[:MAX_SYMBOLS]
 
 
 # -- the whole-file baseline -------------------------------------------------------------------

@@ -55,6 +55,8 @@ class _ByContent:
 
 
 _CACHE = _ByContent()
+#: per-line tables (line_table), apart: they must not push lines and symbols out of _CACHE
+_TABLES = _ByContent()
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +80,7 @@ class TreeSource:
         self._lines: dict[str, list[str] | None] = {}
         self._symbols: dict[str, list[Symbol]] = {}
         self._chunks: dict[str, list[ChunkRow]] = {}
+        self._tables: dict[tuple[str, str], list[Any]] = {}
 
     @property
     def code(self) -> CodeStore | None:
@@ -110,6 +113,25 @@ class TreeSource:
                     _CACHE.put("lines", digest, cached)
             self._lines[path] = cached
         return self._lines[path]
+
+    def line_table(self, kind: str, path: str) -> list[Any]:
+        """A table of one value per line of ``path`` (index 1..n; ``None``: not computed
+        yet), filled by its callers, for what depends on nothing but the file's text (``kind``
+        names it: the lines' token counts under one tokenizer, prefix sums of their sizes).
+        Shared by the calls of the process that read the same content (keyed by content
+        hash): a warm query does not count the same lines again."""
+        table: list[Any] | None = self._tables.get((kind, path))
+        if table is None:
+            node = self.node(path)
+            digest = node.content_hash if node is not None and node.is_file else None
+            key = "table:" + kind
+            table = _TABLES.get(key, digest) if digest else None
+            if table is None:
+                table = [None] * (len(self.lines(path) or []) + 1)
+                if digest:
+                    _TABLES.put(key, digest, table)
+            self._tables[(kind, path)] = table
+        return table
 
     def language(self, path: str) -> str | None:
         return language_for_path(path)
