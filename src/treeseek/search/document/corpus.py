@@ -3,15 +3,24 @@
 Loaded once per tree version (the outlines from the document nodes, every section's own text
 in one batched read) and kept by the retriever. Scoring:
 
-* :meth:`SectionCorpus.bm25` ranks sections by BM25 (k1 1.2, b 0.75) over the section's title
-  path (counted twice) and its own text, with document frequencies and lengths of this tree
+* :meth:`SectionCorpus.bm25` ranks sections by BM25 (k1 1.2, b 0.75) over the section's own title
+  (counted twice; its parents' titles are in their own texts, and adding them scored lower on
+  the benchmark's dev split) and its own text, with document frequencies and lengths of this tree
   only (a tree is its own corpus: terms common in one documentation set are not penalized by
   another's);
 * :meth:`SectionCorpus.rank` (the document retriever's flat ranking) fuses, by reciprocal
-  rank (K = :data:`RRF_K`), BM25 over each section's *subtree* (its text and its subsections',
-  so a chapter is about what its subsections say) with the rank of the section's document
-  (BM25 of the whole document): on the dev split of the cross-reference benchmark this beat
-  BM25 over own texts alone (section recall@5 0.17 -> 0.26, 300 questions);
+  rank (K = :data:`RRF_K`), three lists: BM25 over each section's *subtree* (its text and its
+  subsections', so a chapter is about what its subsections say), BM25 over the section's own
+  text (weight :data:`W_OWN`: a subsection that says it itself), and the rank of the
+  section's document (BM25 of its top section's subtree). Release notes
+  (:func:`~treeseek.code.conventions.is_release_notes_path`: sections by version that mention
+  a bit of everything) have their BM25 scaled by :data:`RELEASE_NOTES_FACTOR` before ranking.
+  Chosen on the dev split of the cross-reference benchmark (``bench/docs_xref``, 723
+  questions): subtree + document ranks alone gave section recall@1/@5 0.127/0.339; the release
+  notes factor 0.142/0.365; the own-text list at 0.25 0.156/0.360 (MRR 0.218 -> 0.242).
+  Tried there and not kept: the parents' titles or the document's title as extra fields,
+  title weights 1 and 4, K 5/10/40, a bonus for top sections, a document-then-section
+  product;
 * :meth:`SectionCorpus.cosine` is the cosine of TF-IDF vectors with the same statistics, the
   similarity the collapsed-tree walk routes by (no model needed).
 
@@ -26,6 +35,7 @@ import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from treeseek.code.conventions import is_release_notes_path
 from treeseek.store.base import Store
 from treeseek.text.tokens import prose_terms
 from treeseek.trees.documents.layout import Outline, SectionInfo, read_outline
@@ -35,6 +45,10 @@ K1 = 1.2
 B = 0.75
 TITLE_REPEAT = 2
 RRF_K = 20.0
+#: weight of the own-text BM25 list in the fusion (the subtree and document lists weigh 1)
+W_OWN = 0.25
+#: release notes' BM25 is multiplied by this before ranking
+RELEASE_NOTES_FACTOR = 0.3
 #: sections read from each BM25 list before fusion
 FUSION_DEPTH = 300
 
@@ -69,9 +83,11 @@ class SectionCorpus:
     #: the same over each section's subtree (its own text and every subsection's): a section
     #: with subsections is about all of them, which its own text (often a short intro) is not
     subtree_tf: dict[str, Counter[str]] = field(default_factory=dict)
+    subtree_len: dict[str, int] = field(default_factory=dict)
     subtree_df: Counter[str] = field(default_factory=Counter)
     subtree_avg: float = 1.0
     subtree_postings: dict[str, list[str]] = field(default_factory=dict)
+    release_notes: set[str] | None = None  # section paths in release notes (computed once)
 
     @classmethod
     def load(cls, store: Store, tree: TreeInfo) -> SectionCorpus:
@@ -113,7 +129,7 @@ class SectionCorpus:
         postings: dict[str, list[str]] = defaultdict(list)
         total = 0
         for path, s in sections.items():
-            title = " ".join(s.title_path[1:] or s.title_path)
+            title = s.info.title  # its own title: the parents' titles are in their own texts
             summary = s.info.summary or ""
             tokens = terms(title) * TITLE_REPEAT + terms(summary) + terms(s.text)
             s.tf = Counter(tokens)
@@ -153,6 +169,7 @@ class SectionCorpus:
                 df[t] += 1
                 postings[t].append(path)
         self.subtree_tf = sub
+        self.subtree_len = {p: sum(tf.values()) for p, tf in sub.items()}
         self.subtree_df = df
         self.subtree_avg = max(total / len(sub), 1.0) if sub else 1.0
         self.subtree_postings = dict(postings)
@@ -181,7 +198,7 @@ class SectionCorpus:
                     continue
                 tfs = self.subtree_tf[path] if subtree else self.sections[path].tf
                 tf = tfs[t]
-                length = sum(tfs.values()) if subtree else self.sections[path].length
+                length = self.subtree_len[path] if subtree else self.sections[path].length
                 norm = tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / avg))
                 scores[path] += idf * norm * (1 + math.log(qn))
         order = {p: i for i, p in enumerate(self.sections)}
@@ -195,20 +212,41 @@ class SectionCorpus:
         return path
 
     def rank(self, query: str) -> list[tuple[str, float]]:
-        """Sections for ``query``, best first: subtree BM25 fused with the document's rank."""
-        subtree = self.bm25(query, subtree=True)
+        """Sections for ``query``, best first: subtree, own-text and document ranks fused."""
+        subtree = self._damped(self.bm25(query, subtree=True))
+        own = self._damped(self.bm25(query))
         doc_rank: dict[str, int] = {}
         for path, _ in subtree:
-            top = self.sections[path].info.document
-            if top not in doc_rank and self.sections[path].parent is None:
-                doc_rank[top] = len(doc_rank) + 1
-        scores: dict[str, float] = {}
+            doc = self.sections[path].info.document
+            if doc not in doc_rank and self.sections[path].parent is None:
+                doc_rank[doc] = len(doc_rank) + 1
         unranked = len(self.outlines) + 1
+        own_rank = {path: i for i, (path, _) in enumerate(own, 1)}
+        scores: dict[str, float] = {}
         for i, (path, _) in enumerate(subtree[:FUSION_DEPTH], 1):
             doc = self.sections[path].info.document
-            scores[path] = 1 / (RRF_K + i) + 1 / (RRF_K + doc_rank.get(doc, unranked))
+            score = 1 / (RRF_K + i) + 1 / (RRF_K + doc_rank.get(doc, unranked))
+            if path in own_rank:
+                score += W_OWN / (RRF_K + own_rank[path])
+            scores[path] = score
         order = {p: i for i, p in enumerate(self.sections)}
         return sorted(scores.items(), key=lambda kv: (-kv[1], order[kv[0]]))
+
+    def _damped(self, ranked: list[tuple[str, float]]) -> list[tuple[str, float]]:
+        """``ranked`` with release notes' scores scaled down, re-sorted."""
+        released = self._release_notes()
+        if not released:
+            return ranked
+        order = {p: i for i, p in enumerate(self.sections)}
+        out = [(p, s * RELEASE_NOTES_FACTOR if p in released else s) for p, s in ranked]
+        return sorted(out, key=lambda kv: (-kv[1], order[kv[0]]))
+
+    def _release_notes(self) -> set[str]:
+        if self.release_notes is None:
+            self.release_notes = {
+                p for p, s in self.sections.items() if is_release_notes_path(s.info.document)
+            }
+        return self.release_notes
 
     def vector(self, tf: Counter[str]) -> dict[str, float]:
         vec = {t: (1 + math.log(n)) * self.idf(t) for t, n in tf.items() if n > 0}

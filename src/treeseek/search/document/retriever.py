@@ -36,7 +36,7 @@ from treeseek.search.base import (
     SectionEvidence,
 )
 from treeseek.search.caches import Slot
-from treeseek.search.document.corpus import SectionCorpus, terms
+from treeseek.search.document.corpus import TITLE_REPEAT, SectionCorpus, terms
 from treeseek.search.document.view import DocumentView
 from treeseek.search.graph.collapsed import Surface, collapsed_tree_policy
 from treeseek.search.graph.traverse import DFLT_MAX_DEPTH, DFLT_NODE_BUDGET, traverse
@@ -114,7 +114,9 @@ class SectionSurfaces:
             if s.text.strip():
                 sid = f"chunk:{path}"
                 out.surfaces[sid] = Surface(sid, "chunk", path, s.node.id, path)
-                out.tfs[sid] = s.tf
+                title = " ".join(s.title_path[1:] or s.title_path)
+                summary = s.info.summary or ""
+                out.tfs[sid] = Counter(terms(title) * TITLE_REPEAT + terms(summary) + terms(s.text))
                 out.ledger.setdefault(path, []).append(sid)
                 parent = s.parent
                 while parent is not None:
