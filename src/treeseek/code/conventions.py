@@ -87,7 +87,9 @@ def is_config_path(path: str) -> bool:
 
 #: release notes by name: ``CHANGES.rst``, ``changelog.md``, ``HISTORY.txt``, ``NEWS``,
 #: ``release-notes.md`` ...
-_RELEASE_FILE = re.compile(r"^(changes|changelog|history|news|release)", re.IGNORECASE)
+_RELEASE_FILE = re.compile(
+    r"^(changes|changelog|history|news|releases?([-_ ]?notes)?)([-_]?v?\d.*|\..*)?$", re.IGNORECASE
+)
 #: ... or by directory: ``docs/releases/1.6.txt``, ``changelog/3.2.md``
 _RELEASE_DIR_NAMES = frozenset(
     {"releases", "release-notes", "release_notes", "releasenotes", "changes", "changelog", "news"}
@@ -95,10 +97,11 @@ _RELEASE_DIR_NAMES = frozenset(
 
 
 def is_release_notes_path(path: str) -> bool:
-    """Release notes: a file named ``CHANGES``/``changelog``/``HISTORY``/``NEWS``/``release*``
-    or any file under a ``releases``/``changelog``/``changes``/``news`` directory. Sections by
-    version that mention a bit of everything: they match most questions' words and answer
-    few."""
+    """Release notes: a file named ``CHANGES``, ``changelog``, ``HISTORY``, ``NEWS``,
+    ``releases`` or ``release-notes`` (any suffix, or a version after the name:
+    ``changes-2.0.md``), or any file under a ``releases``/``changelog``/``changes``/``news``
+    directory. Sections by version that mention a bit of everything: they match most
+    questions' words and answer few."""
     parts = path.split("/")
     if any(p.lower() in _RELEASE_DIR_NAMES for p in parts[:-1]):
         return True
