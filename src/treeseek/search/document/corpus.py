@@ -16,8 +16,9 @@ in one batched read) and kept by the retriever. Scoring:
   (:func:`~treeseek.code.conventions.is_release_notes_path`: sections by version that mention
   a bit of everything) have their BM25 scaled by :data:`RELEASE_NOTES_FACTOR` before ranking.
   Chosen on the dev split of the cross-reference benchmark (``bench/docs_xref``, 723
-  questions): subtree + document ranks alone gave section recall@1/@5 0.127/0.339; the release
-  notes factor 0.142/0.365; the own-text list at 0.25 0.156/0.360 (MRR 0.218 -> 0.242).
+  questions): subtree + document ranks alone gave section recall@1/@5 0.127/0.339 (MRR
+  0.218); with the own title field, the release notes factor and the own-text list, 0.155/0.368
+  (MRR 0.245) by ``bench/docs_xref/run.py``.
   Tried there and not kept: the parents' titles or the document's title as extra fields,
   title weights 1 and 4, K 5/10/40, a bonus for top sections, a document-then-section
   product;
