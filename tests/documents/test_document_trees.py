@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from treeseek.code.conventions import is_release_notes_path
 from treeseek.database import Database
-from treeseek.errors import BuildError
+from treeseek.errors import BuildError, ConfigError
 from treeseek.llm.base import RankRequest
 from treeseek.llm.scripted import ScriptedNavigator, ScriptedReply
 from treeseek.search.document.corpus import SectionCorpus
-from treeseek.search.document.retriever import SectionSurfaces
+from treeseek.search.document.retriever import SectionSurfaces, method_for
 from treeseek.search.graph.collapsed import (
     DFLT_LEAF_KINDS,
     DFLT_SEED_K,
@@ -243,3 +244,47 @@ def test_reindex_writes_only_what_changed(database: Database, docs: Path) -> Non
     assert database.store.node_by_path("docs", "guide.md/2-appendix") is None
     assert database.store.node_by_path("docs", "sub") is None
     assert database.store.node_by_path("docs", "guide.md/1-widgets") is not None
+
+
+@pytest.mark.parametrize(
+    ("strategy", "navigator", "nodes", "method"),
+    [
+        ("auto", "lexical", 10_000, "flat"),
+        ("document", "lexical", 10, "flat"),
+        ("auto", "anthropic", 50, "beam"),
+        ("auto", "anthropic", 51, "block"),
+        ("traverse", "anthropic", 10, "collapsed"),
+        ("collapsed", "lexical", 10, "collapsed"),
+        ("flat", "anthropic", 10, "flat"),
+        ("block", "lexical", 10, "block"),
+    ],
+)
+def test_method_for_a_document_tree(strategy: str, navigator: str, nodes: int, method: str) -> None:
+    assert method_for(strategy, navigator, nodes) == method
+
+
+def test_unknown_strategy_on_a_document_tree_is_a_clear_error() -> None:
+    with pytest.raises(ConfigError, match="unknown strategy 'graph' for a document tree"):
+        method_for("graph", "lexical", 10)
+
+
+def test_release_notes_are_damped_in_flat_ranking(database: Database, tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    (root / "releases").mkdir(parents=True)
+    (root / "topics.md").write_text("# Caching\n\nThe cache backend stores pages.\n")
+    (root / "releases" / "2.0.md").write_text(
+        "# Version 2.0\n\nThe cache backend stores pages faster; cache cache backend.\n"
+    )
+    database.index(root, name="docs", documents=True)
+    paths = [f.path for f in database.query("docs", "cache backend pages", strategy="flat").files]
+    assert paths[0] == "topics.md/1-caching"
+    corpus = SectionCorpus.load(database.store, database.tree("docs"))
+    own = [p for p, _ in corpus.bm25("cache backend pages")]
+    assert own[0] == "releases/2.0.md/1-version-2-0"  # undamped, the release notes win
+
+
+def test_release_notes_paths() -> None:
+    for path in ("CHANGES.rst", "docs/changelog.md", "HISTORY.txt", "NEWS", "releases/1.6.txt"):
+        assert is_release_notes_path(path), path
+    for path in ("docs/topics/cache.txt", "docs/howto/release-process.rst", "newsletter.md"):
+        assert not is_release_notes_path(path), path

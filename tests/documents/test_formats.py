@@ -229,3 +229,39 @@ def test_unknown_suffix_is_refused() -> None:
 def test_sections_are_plain_dataclasses() -> None:
     s = Section("t", 1, 1, 2)
     assert list(s.walk()) == [s]
+
+
+def test_awkward_text_documents() -> None:
+    # a byte order mark does not hide the first heading
+    bom = parse_document("bom.md", "\ufeff# Title\n\nbody\n".encode())
+    assert bom.title == "Title" and not bom.warnings
+    # Windows line ends
+    crlf = parse_document("crlf.md", b"# One\r\n\r\ntext one\r\n\r\n## Two\r\n\r\ntext two\r\n")
+    assert outline(crlf) == [(1, "One", 1, 7), (2, "Two", 5, 7)]
+    assert crlf.sections[0].children[0].text == "## Two\n\ntext two"
+    # the same title twice: two sections, two paths
+    dup = parse_document("dup.md", b"# A\n\nx\n\n## Same\n\na\n\n## Same\n\nb\n")
+    assert [s.text for s in dup.sections[0].children] == ["## Same\n\na", "## Same\n\nb"]
+    # empty documents: no sections, and a warning that says so
+    for name in ("empty.md", "empty.rst", "blank.txt"):
+        doc = parse_document(name, b"\n\n  \n")
+        assert doc.sections == [] and doc.preamble is None, name
+    assert parse_document("empty.md", b"").warnings == ["empty.md: empty; no sections"]
+
+
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        ("notes.md", b"\n\n  \nFirst words.\nMore.\n\n"),
+        ("notes.rst", b"\n\nFirst words.\nMore.\n"),
+        ("notes.text", b"\n\nFirst words.\nMore.\n"),
+        ("pre.md", b"\n\nFirst words.\nMore.\n\n# Heading\n\nx\n"),
+        ("pre.rst", b"\n\nFirst words.\nMore.\n\nHeading\n=======\n\nx\n"),
+    ],
+)
+def test_own_text_starts_on_the_line_its_span_starts(name: str, data: bytes) -> None:
+    doc = parse_document(name, data)
+    first = doc.preamble or doc.sections[0]
+    assert first.text == "First words.\nMore."
+    lines = data.decode().splitlines()
+    assert first.start is not None and lines[first.start - 1] == "First words."

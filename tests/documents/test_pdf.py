@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 pytest.importorskip("pypdf")
 
 from pdfs import make_pdf
 
+import treeseek
 from treeseek.errors import BuildError
 from treeseek.trees.documents import parse_document
 from treeseek.trees.documents.pdf import parse_pdf
@@ -53,3 +56,17 @@ def test_broken_pdf_is_refused() -> None:
 def test_too_many_pages_is_refused_with_the_limit() -> None:
     with pytest.raises(BuildError, match="more than the limit of 3"):
         parse_pdf(make_pdf(PAGES, OUTLINE), "big.pdf", max_pages=3)
+
+
+def test_pdf_sections_come_out_of_the_budgeted_context_numbered_within_the_section(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "manual.pdf").write_bytes(make_pdf(PAGES, OUTLINE))
+    with treeseek.open(tmp_path / "pdf.db", hooks=[]) as db:
+        db.index(tmp_path / "manual.pdf", name="manual")
+        ctx = db.query("manual", "tuning knobs", budget=200)
+    assert ctx.context and ctx.budget.used <= 200
+    top = ctx.context[0]
+    assert top.path.startswith("manual.pdf/") and "Tuning knobs" in top.text
+    # pages are not lines: a PDF section's span numbers the lines of its own text
+    assert top.start_line == 1 and top.reason == "section"

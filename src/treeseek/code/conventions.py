@@ -85,4 +85,27 @@ def is_config_path(path: str) -> bool:
     return bool(_CONFIG_FILE.match(path.rsplit("/", 1)[-1]))
 
 
-__all__ = ("is_config_path", "is_test_path", "is_vendored_path")
+#: release notes by name: ``CHANGES.rst``, ``changelog.md``, ``HISTORY.txt``, ``NEWS``,
+#: ``release-notes.md`` ...
+_RELEASE_FILE = re.compile(
+    r"^(changes|changelog|history|news|releases?([-_ ]?notes)?)([-_]?v?\d.*|\..*)?$", re.IGNORECASE
+)
+#: ... or by directory: ``docs/releases/1.6.txt``, ``changelog/3.2.md``
+_RELEASE_DIR_NAMES = frozenset(
+    {"releases", "release-notes", "release_notes", "releasenotes", "changes", "changelog", "news"}
+)
+
+
+def is_release_notes_path(path: str) -> bool:
+    """Release notes: a file named ``CHANGES``, ``changelog``, ``HISTORY``, ``NEWS``,
+    ``releases`` or ``release-notes`` (any suffix, or a version after the name:
+    ``changes-2.0.md``), or any file under a ``releases``/``changelog``/``changes``/``news``
+    directory. Sections by version that mention a bit of everything: they match most
+    questions' words and answer few."""
+    parts = path.split("/")
+    if any(p.lower() in _RELEASE_DIR_NAMES for p in parts[:-1]):
+        return True
+    return bool(_RELEASE_FILE.match(parts[-1]))
+
+
+__all__ = ("is_config_path", "is_release_notes_path", "is_test_path", "is_vendored_path")

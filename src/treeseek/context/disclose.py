@@ -14,6 +14,7 @@ to a budget around its start.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -117,7 +118,7 @@ def disclose(
         selection = whole_files(source, hits, budget, counter)
     else:
         selection = select(plan(source, hits, query, terms=terms), budget, counter)
-    ctx.context = selection.spans
+    ctx.context = [document_lines(source, span) for span in selection.spans]
     ctx.symbols = selection.symbols
     ctx.budget = selection.budget
     ctx.files = _ranked(hits, selection.spans)
@@ -146,6 +147,17 @@ def _cut(span: Span, budget: int | None, counter: TokenCounter) -> Span:
     raise ConfigError(f"a budget of {budget} tokens cannot hold the first line of {span.path}")
 
 
+def document_lines(source: TreeSource, span: Span) -> Span:
+    """``span`` with its document's line numbers when it is a section of a document tree
+    (its path is the section's, which starts with the document's path); else as it is."""
+    place = source.section(span.path)
+    if place is None or place.offset == 0:
+        return span
+    return dataclasses.replace(
+        span, start_line=span.start_line + place.offset, end_line=span.end_line + place.offset
+    )
+
+
 def line_span(
     source: TreeSource,
     path: str,
@@ -157,8 +169,34 @@ def line_span(
     reason: str = "lines",
 ) -> Span:
     """Lines ``start..end`` of a file (whole file when both are None), ``margin`` lines more
-    each side (clipped to the file); bad ranges raise PathError."""
+    each side (clipped to the file); bad ranges raise PathError. A section of a document tree
+    is addressed, and answered, by its document's line numbers."""
     counter = counter or default_counter()
+    place = source.section(path)
+    if place is not None and place.offset:
+        local = _line_span(
+            source,
+            path,
+            None if start is None else start - place.offset,
+            None if end is None else end - place.offset,
+            margin=margin,
+            counter=counter,
+            reason=reason,
+        )
+        return document_lines(source, local)
+    return _line_span(source, path, start, end, margin=margin, counter=counter, reason=reason)
+
+
+def _line_span(
+    source: TreeSource,
+    path: str,
+    start: int | None,
+    end: int | None,
+    *,
+    margin: int,
+    counter: TokenCounter,
+    reason: str,
+) -> Span:
     lines = source.lines(path)
     if lines is None:
         raise NodeNotFound(f"{path} has no stored text to show")

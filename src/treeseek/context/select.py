@@ -4,9 +4,11 @@ The steps (each a plain function, so an agent-facing layer can reuse them):
 
 1. **Anchors** (:func:`plan`): for each ranked file, the places its evidence points at, best
    first: symbols and stack-frame lines the question names exactly (``mentions``), the chunk
-   that ranked the file (``chunk``), the file's other chunks ranked by BM25 of the question's
-   terms within the file (``bm25``), symbols from symbol search or a graph walk (``symbol``,
-   ``walk``); a file with none of these gets its head (``head``).
+   that ranked the file (``chunk``), a document tree's section (``section``: its own text;
+   its spans carry the document's line numbers, see
+   :func:`~treeseek.context.disclose.document_lines`), the file's other chunks ranked by
+   BM25 of the question's terms within the file (``bm25``), symbols from symbol search or a
+   graph walk (``symbol``, ``walk``); a file with none of these gets its head (``head``).
 2. **Units**: an anchor becomes a unit of lines: the whole enclosing function or method (the
    outermost one below classes, else the innermost) with one line of margin each side when it
    fits the per-unit cap (a third of the budget, at most :data:`MAX_UNIT_TOKENS`); else a window
@@ -67,12 +69,16 @@ MIN_UNIT_TOKENS = 200
 #: a unit that does not fit is cut to fit only when at least this much budget is left (or
 #: when its file has no span yet)
 MIN_CUT_TOKENS = 120
+#: lines of a section's anchor when its span counts pages, not lines (clipped to its text)
+SECTION_LINES = 10**6
 #: query terms used for in-file BM25 and hot lines
 MAX_TERMS = 32
 #: the most symbols an answer lists
 MAX_SYMBOLS = 30
 #: lines scanned for an anchor's hottest line (after its first)
 MAX_SCAN_LINES = 200
+#: ... within a document tree's section (prose: the answer is often far below its heading)
+MAX_SECTION_SCAN_LINES = 5000
 
 _FUNCTIONS = (SymbolKind.FUNCTION, SymbolKind.METHOD)
 
@@ -85,7 +91,7 @@ class Anchor:
     file_rank: int  # 0-based rank of the file
     start_line: int
     end_line: int
-    reason: str  # mention | frame | chunk | bm25 | symbol | walk | head
+    reason: str  # mention | frame | chunk | section | bm25 | symbol | walk | head
     symbol: str | None = None  # qualified name within the file
     focus: int | None = None  # a line the evidence names
 
@@ -117,10 +123,10 @@ class Plan:
             found = self._qnames[path] = {s.qname: s for s in self.source.symbols(path)}
         return found
 
-    def hottest(self, path: str, lo: int, hi: int) -> int:
-        """The line of ``lo..hi`` (its first :data:`MAX_SCAN_LINES` + 1) with the highest
-        :meth:`hot` score, the first on ties; ``lo`` when none matches."""
-        hi = min(hi, lo + MAX_SCAN_LINES)
+    def hottest(self, path: str, lo: int, hi: int, scan: int = MAX_SCAN_LINES) -> int:
+        """The line of ``lo..hi`` (its first ``scan`` + 1) with the highest :meth:`hot`
+        score, the first on ties; ``lo`` when none matches."""
+        hi = min(hi, lo + scan)
         self._score_lines(path, lo, hi)
         scores = self._hot[path]
         best, best_line = 0.0, lo
@@ -211,6 +217,14 @@ def _evidence_anchors(path: str, rank: int, evidence: dict[str, Any]) -> list[An
         out.append(
             Anchor(path, rank, chunk["start_line"], chunk["end_line"], "chunk", chunk.get("symbol"))
         )
+    section = evidence.get("section")
+    if isinstance(section, dict):
+        # a section of a document tree: its own text (a unit cuts a window when it is long)
+        start, end = section.get("start"), section.get("end")
+        lines = SECTION_LINES
+        if section.get("unit") == "line" and isinstance(start, int) and isinstance(end, int):
+            lines = max(1, end - start + 1)
+        out.append(Anchor(path, rank, 1, lines, "section"))
     for sym in evidence.get("symbols", ()) or ():
         out.append(Anchor(path, rank, 0, 0, "symbol", str(sym)))
     walk = evidence.get("walk")
@@ -341,7 +355,7 @@ def _order(source: TreeSource, path: str, anchors: list[Anchor]) -> list[Anchor]
         kind = kinds.get(a.symbol or "")
         if a.reason == "frame" or (a.reason == "mention" and kind in _FUNCTIONS):
             return 0
-        if a.reason == "chunk":
+        if a.reason in ("chunk", "section"):
             return 1
         if a.reason == "mention":
             return 2
@@ -472,7 +486,8 @@ def _unit(p: Plan, costs: _Costs, anchor: Anchor, cap: int, priority: float) -> 
     elif named is not None and named.kind is SymbolKind.CLASS and anchor.start_line <= 0:
         focus = lo  # a class named without a line: its header
     else:
-        focus = p.hottest(path, lo, hi)
+        scan = MAX_SECTION_SCAN_LINES if anchor.reason == "section" else MAX_SCAN_LINES
+        focus = p.hottest(path, lo, hi, scan)
     around = _enclosing(symbols, focus)
     inner = around[-1] if around else None
     functions = [s for s in around if s.kind in _FUNCTIONS]

@@ -18,7 +18,9 @@ from treeseek.code.chunks import chunk_layout
 from treeseek.code.languages import language_for_path
 from treeseek.code.model import Symbol
 from treeseek.context._deps import CodeStore, code_store
+from treeseek.trees.documents.layout import Outline, read_outline
 from treeseek.trees.model import Node
+from treeseek.trees.model import TreeSource as SourceKind
 
 
 def split_lines(text: str) -> list[str]:
@@ -60,6 +62,20 @@ _TABLES = _ByContent()
 
 
 @dataclass(frozen=True, slots=True)
+class SectionPlace:
+    """Where a section node of a document tree sits in its document: its own text's first
+    line is line ``first_line`` of ``document`` (a section's own text starts with its
+    heading, so its line ``i`` is the document's line ``first_line + i - 1``)."""
+
+    document: str
+    first_line: int
+
+    @property
+    def offset(self) -> int:
+        return self.first_line - 1
+
+
+@dataclass(frozen=True, slots=True)
 class ChunkRow:
     """A stored C0 chunk's place and its FTS tokens (for scoring chunks within a file)."""
 
@@ -81,6 +97,8 @@ class TreeSource:
         self._symbols: dict[str, list[Symbol]] = {}
         self._chunks: dict[str, list[ChunkRow]] = {}
         self._tables: dict[tuple[str, str], list[Any]] = {}
+        self._documents: bool | None = None
+        self._outlines: dict[str, Outline | None] = {}
 
     @property
     def code(self) -> CodeStore | None:
@@ -132,6 +150,39 @@ class TreeSource:
                     _TABLES.put(key, digest, table)
             self._tables[(kind, path)] = table
         return table
+
+    def section(self, path: str) -> SectionPlace | None:
+        """The place of section node ``path`` in its document, when the tree is a document
+        tree and the document counts lines (Markdown, reST, text); None otherwise (a code
+        tree's files, a document node, PDF and PageIndex sections, which count pages)."""
+        if self._documents is None:
+            try:
+                self._documents = self.store.tree(self.tree).source is SourceKind.DOCUMENT
+            except Exception:  # an unknown tree: nothing is a section
+                self._documents = False
+        if not self._documents:
+            return None
+        doc = path.rpartition("/")[0]
+        while doc:
+            outline = self._outline(doc)
+            if outline is not None:
+                info = outline.sections.get(path)
+                if info is None or info.unit != "line" or info.start is None:
+                    return None
+                return SectionPlace(outline.document, int(info.start))
+            doc = doc.rpartition("/")[0]
+        return None
+
+    def _outline(self, path: str) -> Outline | None:
+        if path not in self._outlines:
+            node = self.node(path)
+            data = (
+                self.store.content(self.tree, node.id)
+                if node is not None and node.is_file
+                else None
+            )
+            self._outlines[path] = read_outline(path, data) if data is not None else None
+        return self._outlines[path]
 
     def language(self, path: str) -> str | None:
         return language_for_path(path)

@@ -3,17 +3,27 @@
 Loaded once per tree version (the outlines from the document nodes, every section's own text
 in one batched read) and kept by the retriever. Scoring:
 
-* :meth:`SectionCorpus.bm25` ranks sections by BM25 (k1 1.2, b 0.75) over the section's title
-  path (counted twice) and its own text, with document frequencies and lengths of this tree
+* :meth:`SectionCorpus.bm25` ranks sections by BM25 (k1 1.2, b 0.75) over the section's own title
+  (counted twice; its parents' titles are in their own texts, and adding them scored lower on
+  the benchmark's dev split) and its own text, with document frequencies and lengths of this tree
   only (a tree is its own corpus: terms common in one documentation set are not penalized by
   another's);
 * :meth:`SectionCorpus.rank` (the document retriever's flat ranking) fuses, by reciprocal
-  rank (K = :data:`RRF_K`), BM25 over each section's *subtree* (its text and its subsections',
-  so a chapter is about what its subsections say) with the rank of the section's document
-  (BM25 of the whole document): on the dev split of the cross-reference benchmark this beat
-  BM25 over own texts alone (section recall@5 0.17 -> 0.26, 300 questions);
-* :meth:`SectionCorpus.cosine` is the cosine of TF-IDF vectors with the same statistics, the
-  similarity the collapsed-tree walk routes by (no model needed).
+  rank (K = :data:`RRF_K`), three lists: BM25 over each section's *subtree* (its text and its
+  subsections', so a chapter is about what its subsections say), BM25 over the section's own
+  text (weight :data:`W_OWN`: a subsection that says it itself), and the rank of the
+  section's document (BM25 of its top section's subtree). Release notes
+  (:func:`~treeseek.code.conventions.is_release_notes_path`: sections by version that mention
+  a bit of everything) have their BM25 scaled by :data:`RELEASE_NOTES_FACTOR` before ranking.
+  Chosen on the dev split of the cross-reference benchmark (``bench/docs_xref``, 723
+  questions): subtree + document ranks alone gave section recall@1/@5 0.127/0.339 (MRR
+  0.218); with the own title field, the release notes factor and the own-text list, 0.155/0.368
+  (MRR 0.245) by ``bench/docs_xref/run.py``.
+  Tried there and not kept: the parents' titles or the document's title as extra fields,
+  title weights 1 and 4, K 5/10/40, a bonus for top sections, a document-then-section
+  product;
+* :meth:`SectionCorpus.vector` is a unit TF-IDF vector with the same statistics: the
+  collapsed-tree walk routes by their cosine (no model needed).
 
 Tokens are the code-aware word tokens of :mod:`treeseek.text.tokens`, stopwords dropped, with
 a light English suffix folding (``deploying``/``deployed``/``deploys`` -> ``deploy``) so
@@ -23,9 +33,13 @@ prose questions meet prose sections.
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from treeseek.code.conventions import is_release_notes_path
+from treeseek.search.flat.bm25 import BM25Postings
 from treeseek.store.base import Store
 from treeseek.text.tokens import prose_terms
 from treeseek.trees.documents.layout import Outline, SectionInfo, read_outline
@@ -35,12 +49,30 @@ K1 = 1.2
 B = 0.75
 TITLE_REPEAT = 2
 RRF_K = 20.0
+#: weight of the own-text BM25 list in the fusion (the subtree and document lists weigh 1)
+W_OWN = 0.25
+#: release notes' BM25 is multiplied by this before ranking
+RELEASE_NOTES_FACTOR = 0.3
 #: sections read from each BM25 list before fusion
 FUSION_DEPTH = 300
 
 
 def terms(text: str) -> list[str]:
     return prose_terms(text)
+
+
+def _postings(bags: list[Counter[str]], vocab: dict[str, int]) -> BM25Postings:
+    """BM25 postings (k1 :data:`K1`, b :data:`B`) of bags of words, in order."""
+    ids = [vocab[t] for bag in bags for t in bag]
+    counts = [n for bag in bags for n in bag.values()]
+    return BM25Postings(
+        np.array([sum(bag.values()) for bag in bags], dtype=np.int64),
+        np.array([len(bag) for bag in bags], dtype=np.int64),
+        np.array(ids, dtype=np.uint32),
+        np.array(counts, dtype=np.int64),
+        k1=K1,
+        b=B,
+    )
 
 
 @dataclass(slots=True)
@@ -65,13 +97,14 @@ class SectionCorpus:
     by_id: dict[str, str]  # node id -> section path
     df: Counter[str]
     avg_length: float
-    postings: dict[str, list[str]]  # term -> section paths
+    #: term -> id, and BM25 postings over the sections' own texts (section ``i`` is the
+    #: ``i``-th of :attr:`sections`)
+    vocabulary: dict[str, int] = field(default_factory=dict)
+    own: BM25Postings | None = None
     #: the same over each section's subtree (its own text and every subsection's): a section
     #: with subsections is about all of them, which its own text (often a short intro) is not
-    subtree_tf: dict[str, Counter[str]] = field(default_factory=dict)
-    subtree_df: Counter[str] = field(default_factory=Counter)
-    subtree_avg: float = 1.0
-    subtree_postings: dict[str, list[str]] = field(default_factory=dict)
+    subtree: BM25Postings | None = None
+    release_notes: set[str] | None = None  # section paths in release notes (computed once)
 
     @classmethod
     def load(cls, store: Store, tree: TreeInfo) -> SectionCorpus:
@@ -110,18 +143,15 @@ class SectionCorpus:
             if s.parent is not None and s.parent in sections:
                 sections[s.parent].children.append(path)
         df: Counter[str] = Counter()
-        postings: dict[str, list[str]] = defaultdict(list)
         total = 0
-        for path, s in sections.items():
-            title = " ".join(s.title_path[1:] or s.title_path)
+        for s in sections.values():
+            title = s.info.title  # its own title: the parents' titles are in their own texts
             summary = s.info.summary or ""
             tokens = terms(title) * TITLE_REPEAT + terms(summary) + terms(s.text)
             s.tf = Counter(tokens)
             s.length = len(tokens)
             total += s.length
-            for t in s.tf:
-                df[t] += 1
-                postings[t].append(path)
+            df.update(s.tf.keys())
         avg = total / len(sections) if sections else 1.0
         corpus = cls(
             tree=tree.name,
@@ -130,12 +160,15 @@ class SectionCorpus:
             by_id={s.node.id: p for p, s in sections.items()},
             df=df,
             avg_length=max(avg, 1.0),
-            postings=dict(postings),
         )
-        corpus._build_subtrees()
+        corpus._build_postings()
         return corpus
 
-    def _build_subtrees(self) -> None:
+    def _build_postings(self) -> None:
+        vocab = self.vocabulary
+        for t in self.df:
+            vocab.setdefault(t, len(vocab))
+        own = [s.tf for s in self.sections.values()]
         sub: dict[str, Counter[str]] = {}
         for path in reversed(list(self.sections)):  # children come after their parent
             s = self.sections[path]
@@ -143,19 +176,8 @@ class SectionCorpus:
             for child in s.children:
                 tf.update(sub[child])
             sub[path] = tf
-        df: Counter[str] = Counter()
-        postings: dict[str, list[str]] = defaultdict(list)
-        total = 0
-        for path in self.sections:
-            tf = sub[path]
-            total += sum(tf.values())
-            for t in tf:
-                df[t] += 1
-                postings[t].append(path)
-        self.subtree_tf = sub
-        self.subtree_df = df
-        self.subtree_avg = max(total / len(sub), 1.0) if sub else 1.0
-        self.subtree_postings = dict(postings)
+        self.own = _postings(own, vocab)
+        self.subtree = _postings([sub[p] for p in self.sections], vocab)
 
     def idf(self, term: str) -> float:
         n = len(self.sections)
@@ -166,26 +188,21 @@ class SectionCorpus:
         self, query: str, *, within: set[str] | None = None, subtree: bool = False
     ) -> list[tuple[str, float]]:
         """Section paths by BM25 of ``query`` over their own texts (or, with ``subtree``, over
-        their subtrees' texts), best first (ties: document order)."""
-        q = Counter(terms(query))
-        scores: dict[str, float] = defaultdict(float)
-        n = len(self.sections)
-        df = self.subtree_df if subtree else self.df
-        postings = self.subtree_postings if subtree else self.postings
-        avg = self.subtree_avg if subtree else self.avg_length
-        for t, qn in q.items():
-            d = df.get(t, 0)
-            idf = math.log(1 + (n - d + 0.5) / (d + 0.5))
-            for path in postings.get(t, ()):
-                if within is not None and path not in within:
-                    continue
-                tfs = self.subtree_tf[path] if subtree else self.sections[path].tf
-                tf = tfs[t]
-                length = sum(tfs.values()) if subtree else self.sections[path].length
-                norm = tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / avg))
-                scores[path] += idf * norm * (1 + math.log(qn))
-        order = {p: i for i, p in enumerate(self.sections)}
-        return sorted(scores.items(), key=lambda kv: (-kv[1], order[kv[0]]))
+        their subtrees' texts), best first (ties: document order). A query term counts
+        ``1 + log(occurrences)`` times."""
+        postings = self.subtree if subtree else self.own
+        if postings is None:
+            return []
+        q = Counter(t for t in terms(query) if t in self.vocabulary)
+        weights = {self.vocabulary[t]: 1 + math.log(n) for t, n in q.items()}
+        scores = postings.score_weights(weights)
+        found = np.flatnonzero(scores > 0)
+        found = found[np.lexsort((found, -scores[found]))]
+        paths = list(self.sections)
+        out = [(paths[i], float(scores[i])) for i in found]
+        if within is not None:
+            out = [(p, v) for p, v in out if p in within]
+        return out
 
     def top_section(self, path: str) -> str:
         s = self.sections[path]
@@ -195,28 +212,43 @@ class SectionCorpus:
         return path
 
     def rank(self, query: str) -> list[tuple[str, float]]:
-        """Sections for ``query``, best first: subtree BM25 fused with the document's rank."""
-        subtree = self.bm25(query, subtree=True)
+        """Sections for ``query``, best first: subtree, own-text and document ranks fused."""
+        subtree = self._damped(self.bm25(query, subtree=True))
+        own = self._damped(self.bm25(query))
         doc_rank: dict[str, int] = {}
         for path, _ in subtree:
-            top = self.sections[path].info.document
-            if top not in doc_rank and self.sections[path].parent is None:
-                doc_rank[top] = len(doc_rank) + 1
-        scores: dict[str, float] = {}
+            doc = self.sections[path].info.document
+            if doc not in doc_rank and self.sections[path].parent is None:
+                doc_rank[doc] = len(doc_rank) + 1
         unranked = len(self.outlines) + 1
+        own_rank = {path: i for i, (path, _) in enumerate(own, 1)}
+        scores: dict[str, float] = {}
         for i, (path, _) in enumerate(subtree[:FUSION_DEPTH], 1):
             doc = self.sections[path].info.document
-            scores[path] = 1 / (RRF_K + i) + 1 / (RRF_K + doc_rank.get(doc, unranked))
+            score = 1 / (RRF_K + i) + 1 / (RRF_K + doc_rank.get(doc, unranked))
+            if path in own_rank:
+                score += W_OWN / (RRF_K + own_rank[path])
+            scores[path] = score
         order = {p: i for i, p in enumerate(self.sections)}
         return sorted(scores.items(), key=lambda kv: (-kv[1], order[kv[0]]))
+
+    def _damped(self, ranked: list[tuple[str, float]]) -> list[tuple[str, float]]:
+        """``ranked`` with release notes' scores scaled down, re-sorted."""
+        released = self._release_notes()
+        if not released:
+            return ranked
+        order = {p: i for i, p in enumerate(self.sections)}
+        out = [(p, s * RELEASE_NOTES_FACTOR if p in released else s) for p, s in ranked]
+        return sorted(out, key=lambda kv: (-kv[1], order[kv[0]]))
+
+    def _release_notes(self) -> set[str]:
+        if self.release_notes is None:
+            self.release_notes = {
+                p for p, s in self.sections.items() if is_release_notes_path(s.info.document)
+            }
+        return self.release_notes
 
     def vector(self, tf: Counter[str]) -> dict[str, float]:
         vec = {t: (1 + math.log(n)) * self.idf(t) for t, n in tf.items() if n > 0}
         norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
         return {t: v / norm for t, v in vec.items()}
-
-    def cosine(self, query_vec: dict[str, float], tf: Counter[str]) -> float:
-        if not query_vec or not tf:
-            return 0.0
-        vec = self.vector(tf)
-        return sum(w * vec.get(t, 0.0) for t, w in query_vec.items())

@@ -36,7 +36,7 @@ from treeseek.search.base import (
     SectionEvidence,
 )
 from treeseek.search.caches import Slot
-from treeseek.search.document.corpus import SectionCorpus, terms
+from treeseek.search.document.corpus import TITLE_REPEAT, SectionCorpus, terms
 from treeseek.search.document.view import DocumentView
 from treeseek.search.graph.collapsed import Surface, collapsed_tree_policy
 from treeseek.search.graph.traverse import DFLT_MAX_DEPTH, DFLT_NODE_BUDGET, traverse
@@ -85,6 +85,8 @@ class SectionSurfaces:
     surfaces: dict[str, Surface] = field(default_factory=dict)
     tfs: dict[str, object] = field(default_factory=dict)
     ledger: dict[str, list[str]] = field(default_factory=dict)  # artifact -> chunk surface ids
+    #: each surface's unit TF-IDF vector, computed on first use and kept with the surfaces
+    vectors: dict[str, dict[str, float]] = field(default_factory=dict)
     _query: tuple[str, dict[str, float]] | None = None
 
     @classmethod
@@ -114,7 +116,9 @@ class SectionSurfaces:
             if s.text.strip():
                 sid = f"chunk:{path}"
                 out.surfaces[sid] = Surface(sid, "chunk", path, s.node.id, path)
-                out.tfs[sid] = s.tf
+                title = " ".join(s.title_path[1:] or s.title_path)
+                summary = s.info.summary or ""
+                out.tfs[sid] = Counter(terms(title) * TITLE_REPEAT + terms(summary) + terms(s.text))
                 out.ledger.setdefault(path, []).append(sid)
                 parent = s.parent
                 while parent is not None:
@@ -131,8 +135,13 @@ class SectionSurfaces:
         return self._query[1]
 
     def similarity(self, query: str, surface: Surface) -> float:
-        tf = self.tfs.get(surface.id)
-        return self.corpus.cosine(self._query_vec(query), tf) if tf else 0.0  # type: ignore[arg-type]
+        vec = self.vectors.get(surface.id)
+        if vec is None:
+            tf = self.tfs.get(surface.id)
+            vec = self.vectors[surface.id] = self.corpus.vector(tf) if tf else {}  # type: ignore[arg-type]
+        if not vec:
+            return 0.0
+        return sum(w * vec.get(t, 0.0) for t, w in self._query_vec(query).items())
 
     def search(self, query: str, kinds: Collection[str], k: int) -> Sequence[Surface]:
         scored = [

@@ -104,13 +104,16 @@ class BM25Postings:
     def score(self, query_term_counts: Mapping[int, int]) -> npt.NDArray[np.float64]:
         """BM25 of every document for a query given as term id -> occurrences in the query
         (each occurrence weighs the term once more). Terms no document has add nothing."""
+        return self.score_weights({t: float(n) for t, n in query_term_counts.items()})
+
+    def score_weights(self, query_weights: Mapping[int, float]) -> npt.NDArray[np.float64]:
+        """BM25 of every document for a query given as term id -> the weight of the term's
+        IDF-weighted match (:meth:`score` uses its occurrences in the query)."""
         out = np.zeros(self.size, dtype=np.float64)
-        if not query_term_counts or len(self.terms) == 0:
+        if not query_weights or len(self.terms) == 0:
             return out
-        q_ids = np.fromiter(query_term_counts.keys(), dtype=np.int64, count=len(query_term_counts))
-        q_tf = np.fromiter(
-            query_term_counts.values(), dtype=np.float64, count=len(query_term_counts)
-        )
+        q_ids = np.fromiter(query_weights.keys(), dtype=np.int64, count=len(query_weights))
+        q_tf = np.fromiter(query_weights.values(), dtype=np.float64, count=len(query_weights))
         pos = np.searchsorted(self.terms, q_ids)
         pos_ok = np.minimum(pos, len(self.terms) - 1)
         found = self.terms[pos_ok] == q_ids

@@ -50,7 +50,7 @@ def parse_document(path: str, data: bytes, *, fmt: str | None = None) -> Documen
         return parse_pageindex(data, name)
     if b"\x00" in data[:8192]:
         raise BuildError(f"{path}: binary content; not a text document")
-    text = data.decode("utf-8", errors="replace")
+    text = data.decode("utf-8-sig", errors="replace")  # a byte order mark is not text
     if fmt == "markdown":
         from treeseek.trees.documents.markdown import parse_markdown
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from treeseek.trees.documents.model import Document, Section, fill_line_spans, nest
+from treeseek.trees.documents.model import Document, Section, fill_line_spans, nest, text_block
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
@@ -74,16 +74,19 @@ def parse_markdown(text: str, name: str) -> Document:
     doc = Document(title=front_title or name, format="markdown")
     last = len(lines)
     if not flat:
-        body = "\n".join(lines[skip:]).strip("\n")
+        body, start = text_block(lines, skip + 1, last)
+        if not body:
+            doc.warnings.append(f"{name}: empty; no sections")
+            return doc
         doc.warnings.append(f"{name}: no headings; indexed as one section")
-        doc.sections = [Section(front_title or name, 1, skip + 1, last, body, last)] if body else []
+        doc.sections = [Section(front_title or name, 1, start, last, body, last)]
         return doc
     sections = nest(flat)
     first = flat[0].start or 1
     if first - 1 > skip:
-        pre = "\n".join(lines[skip : first - 1]).strip("\n")
+        pre, start = text_block(lines, skip + 1, first - 1)
         if pre.strip():
-            doc.preamble = Section(front_title or name, 1, skip + 1, first - 1, pre, first - 1)
+            doc.preamble = Section(front_title or name, 1, start, first - 1, pre, first - 1)
     fill_line_spans(sections, lines, last)
     if front_title is None and len(sections) == 1 and sections[0].level == 1:
         doc.title = sections[0].title or name

@@ -52,6 +52,20 @@ class Document:
             yield from s.walk()
 
 
+def text_block(lines: list[str], start: int, end: int) -> tuple[str, int]:
+    """Lines ``start..end`` (1-based, inclusive) without the blank lines around them, and the
+    line the text starts on (so a section's own text line ``i`` is line ``first + i - 1`` of
+    the document); ``("", start)`` when all are blank."""
+    lo, hi = max(start, 1), min(end, len(lines))
+    while lo <= hi and not lines[lo - 1].strip():
+        lo += 1
+    while hi >= lo and not lines[hi - 1].strip():
+        hi -= 1
+    if lo > hi:
+        return "", start
+    return "\n".join(lines[lo - 1 : hi]), lo
+
+
 def nest(flat: list[Section]) -> list[Section]:
     """Nest sections given in document order by level: a section becomes a child of the
     nearest earlier section of a smaller level. Levels are renumbered by depth (a document

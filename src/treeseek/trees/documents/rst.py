@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from treeseek.trees.documents.model import Document, Section, fill_line_spans, nest
+from treeseek.trees.documents.model import Document, Section, fill_line_spans, nest, text_block
 
 _ADORN_CHARS = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
 _LABEL = re.compile(r"^\.\.\s+_([^:`][^:]*|`[^`]+`):\s*$")
@@ -93,9 +93,12 @@ def parse_rst(text: str, name: str) -> Document:
         i += 1
     doc = Document(title=name, format="rst")
     if not flat:
-        body = text.strip("\n")
+        body, start = text_block(lines, 1, n)
+        if not body:
+            doc.warnings.append(f"{name}: empty; no sections")
+            return doc
         doc.warnings.append(f"{name}: no section titles; indexed as one section")
-        doc.sections = [Section(name, 1, 1, n, body, n)] if body.strip() else []
+        doc.sections = [Section(name, 1, start, n, body, n)]
         return doc
     sections = nest(flat)
     first = flat[0].start or 1
@@ -103,9 +106,9 @@ def parse_rst(text: str, name: str) -> Document:
     pre_end = first - 1
     if pre_end >= 1 and _adornment(lines[pre_end - 1]) is not None:
         pre_end -= 1
-    pre = "\n".join(lines[:pre_end]).strip("\n")
+    pre, start = text_block(lines, 1, pre_end)
     if pre.strip() and not all(_LABEL.match(x) or not x.strip() for x in lines[:pre_end]):
-        doc.preamble = Section(name, 1, 1, pre_end, pre, pre_end)
+        doc.preamble = Section(name, 1, start, pre_end, pre, pre_end)
     fill_line_spans(sections, lines, n)
     if len(sections) == 1:
         doc.title = sections[0].title

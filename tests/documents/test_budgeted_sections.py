@@ -1,0 +1,141 @@
+"""Sections through the budgeted context (select/disclose/expand): a document tree's sections
+and a code repository's documentation sections come out as spans with their document's line
+numbers, within the budget, like code spans."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import treeseek
+from treeseek.database import Database
+from treeseek.errors import PathError
+from treeseek.index.code_hook import CodeIndexHook
+
+GUIDE = """\
+# Widgets
+
+Widgets are small parts.
+
+## Installing widgets
+
+Run the installer with gunicorn workers.
+Check the installer log.
+
+## Tuning widgets
+
+Turn the knobs until the widget hums.
+
+### Knob reference
+
+Knob seven controls humming frequency.
+"""
+
+#: a long section: more lines than a small budget holds
+LONG = "# Manual\n\n" + "\n".join(f"Filler line {i} about nothing much." for i in range(200))
+LONG += "\nThe calibration dial is set to twelve.\n"
+
+
+def doc_lines(path: Path, start: int, end: int) -> str:
+    return "\n".join(path.read_text().split("\n")[start - 1 : end])
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "guide.md").write_text(GUIDE)
+    (root / "manual.md").write_text(LONG)
+    return root
+
+
+@pytest.fixture
+def db(tmp_path: Path, docs: Path) -> Iterator[Database]:
+    database = treeseek.open(tmp_path / "docs.db", hooks=[])
+    database.index(docs, name="docs", documents=True)
+    try:
+        yield database
+    finally:
+        database.close()
+
+
+def test_document_sections_are_spans_with_the_document_s_line_numbers(
+    db: Database, docs: Path
+) -> None:
+    ctx = db.query("docs", "installer gunicorn workers", budget=400)
+    assert ctx.strategy == "document-flat"
+    assert ctx.context, "no spans"
+    top = ctx.context[0]
+    assert top.path == "guide.md/1-widgets/1-installing-widgets"
+    assert (top.start_line, top.end_line) == (5, 8)
+    assert top.text == doc_lines(docs / "guide.md", 5, 8)
+    assert top.reason == "section"
+    for span in ctx.context:
+        document = docs / span.path.split("/")[0]
+        assert span.text == doc_lines(document, span.start_line, span.end_line)
+    assert ctx.budget.used == sum(s.tokens for s in ctx.context) <= 400
+    assert ctx.files[0].path == top.path and ctx.files[0].spans == 1
+
+
+def test_a_long_section_is_cut_to_the_budget_around_its_matching_lines(
+    db: Database, docs: Path
+) -> None:
+    ctx = db.query("docs", "calibration dial twelve", budget=120)
+    assert 0 < ctx.budget.used <= 120
+    manual = [s for s in ctx.context if s.path.startswith("manual.md/")]
+    assert manual, [s.path for s in ctx.context]
+    span = manual[0]
+    assert "calibration dial" in span.text
+    assert span.end_line - span.start_line + 1 < len(LONG.splitlines())
+    assert span.text == doc_lines(docs / "manual.md", span.start_line, span.end_line)
+
+
+@pytest.mark.parametrize("level", ["paths", "outline", "spans", "full"])
+def test_every_disclosure_level_keeps_the_budget(db: Database, level: str) -> None:
+    ctx = db.query("docs", "widget knobs", budget=60, disclose=level)
+    assert ctx.budget.used <= 60
+    if level == "full":
+        for span in ctx.context:
+            assert span.start_line >= 1 and span.end_line >= span.start_line
+
+
+def test_cat_a_section_by_its_document_s_lines(db: Database, docs: Path) -> None:
+    whole = db.expand("docs", "guide.md/1-widgets/2-tuning-widgets")
+    [span] = whole.context
+    assert (span.start_line, span.end_line) == (10, 12)
+    assert span.text == doc_lines(docs / "guide.md", 10, 12)
+    part = db.expand("docs", "guide.md/1-widgets/2-tuning-widgets:12-12")
+    assert [(s.start_line, s.end_line, s.text) for s in part.context] == [
+        (12, 12, "Turn the knobs until the widget hums.")
+    ]
+    with pytest.raises(PathError):
+        db.expand("docs", "guide.md/1-widgets/2-tuning-widgets:1-3")  # lines of another section
+
+
+REPO = {
+    "app/server.py": "def run_server(host, port, workers):\n    return (host, port, workers)\n",
+    "docs/deploying.rst": (
+        "Deploying\n=========\n\nPick a server.\n\n"
+        "Gunicorn\n--------\n\nRun the app with gunicorn workers behind a proxy::\n\n"
+        "    gunicorn -w 4 app:app\n\n"
+        "Waitress\n--------\n\nWaitress is a pure Python server.\n"
+    ),
+}
+
+
+def test_a_code_repository_s_docs_section_is_a_span_within_the_budget(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    for rel, text in REPO.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    with treeseek.open(tmp_path / "repo.db", hooks=[CodeIndexHook()]) as db:
+        db.index(root, name="repo")
+        ctx = db.query("repo", "how do I deploy with gunicorn workers", budget=80)
+    assert ctx.budget.used <= 80
+    top = ctx.context[0]
+    assert top.path == "docs/deploying.rst"
+    assert top.start_line <= 9 <= top.end_line  # the Gunicorn section's text line
+    lines = REPO["docs/deploying.rst"].split("\n")
+    assert top.text == "\n".join(lines[top.start_line - 1 : top.end_line])
