@@ -93,10 +93,11 @@ class FlatConfig:
     """Ranking switches and weights; the defaults are the measured best on the dev split."""
 
     #: "learned": the fused order's first ``learned_depth`` files rescored by the learned
-    #: linear model (:mod:`treeseek.search.flat.learned`); "fused": weighted reciprocal rank
-    #: fusion; "reference": the reference system's ordering
+    #: linear model (:mod:`treeseek.search.flat.learned`; a prose question, which the model
+    #: was not fitted on, keeps the fused order); "fused": weighted reciprocal rank fusion;
+    #: "reference": the reference system's ordering
     ranking: str = "learned"
-    learned_depth: int = 100
+    learned_depth: int = 30
     #: file BM25 over the primary files with the whole query (the biggest lexical signal:
     #: alone recall@gold ~0.43 on the dev split, where chunk BM25 alone is ~0.15)
     files: bool = True
@@ -172,6 +173,21 @@ class _TreeFiles:
     catalog: SymbolCatalog | None = None
     #: sections of the documentation files, built by the first prose question
     doc_sections: DocSections | None = None
+    #: path -> (test, not code, vendored), by path conventions, filled as files are ranked
+    classes: dict[str, tuple[bool, bool, bool]] = field(default_factory=dict)
+
+    def classes_of(self, path: str) -> tuple[bool, bool, bool]:
+        """Whether ``path`` is a test, not code (no grammar, or tool configuration), vendored."""
+        found = self.classes.get(path)
+        if found is None:
+            lang = self.language.get(path)
+            found = (
+                is_test_path(path),
+                lang is None or is_config_path(path),
+                is_vendored_path(path),
+            )
+            self.classes[path] = found
+        return found
 
 
 #: the per-tree tables of the flat retriever, in the database's caches
@@ -719,7 +735,7 @@ class FlatRetriever(Retriever):
             ordered = self._reference_order(signals, matches)
         else:
             ordered = self._fused_order(signals, matches, cfg, files)
-            if cfg.ranking == "learned":
+            if cfg.ranking == "learned" and not signals.prose:
                 ordered = self._learned_order(
                     got.code, query, ordered, signals, matches, cfg, files
                 )
@@ -766,15 +782,15 @@ class FlatRetriever(Retriever):
         length = self._primary_file_index(code, files).length
         out: list[Candidate] = []
         for i, (p, score) in enumerate(ordered):
-            lang = files.language.get(p)
+            test, non_code, vendored = files.classes_of(p)
             out.append(
                 Candidate(
                     path=p,
                     fused=score,
                     fused_rank=i + 1,
-                    test=is_test_path(p),
-                    non_code=lang is None or is_config_path(p),
-                    vendored=is_vendored_path(p),
+                    test=test,
+                    non_code=non_code,
+                    vendored=vendored,
                     length=length.get(p, 0.0),
                 )
             )
@@ -859,11 +875,11 @@ class FlatRetriever(Retriever):
     def _prior(path: str, cfg: FlatConfig, files: _TreeFiles) -> float:
         """Multiplicative penalties of a file: tests, files that are not code, vendored code;
         never its language."""
-        factor = cfg.test_penalty if is_test_path(path) else 1.0
-        lang = files.language.get(path)
-        if lang is None or is_config_path(path):
+        test, non_code, vendored = files.classes_of(path)
+        factor = cfg.test_penalty if test else 1.0
+        if non_code:
             factor *= cfg.non_code_penalty
-        elif is_vendored_path(path):
+        elif vendored:
             factor *= cfg.vendored_penalty
         return factor
 

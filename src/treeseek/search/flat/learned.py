@@ -127,7 +127,7 @@ def candidate_features(
     x = np.zeros((len(candidates), len(FEATURES)), dtype=np.float64)
     if not candidates:
         return x
-    best = {s: max(v.values(), default=0.0) for s, v in scores.items()}
+    best = {s: max(scores[s].values(), default=0.0) for s in RANKED_SIGNALS if s in scores}
     top_fused = max(c.fused for c in candidates) or 1.0
     top_dir = _dir(candidates[0].path)
     mention_dirs = {_dir(p) for p in mention_evidence}
