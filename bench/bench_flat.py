@@ -52,7 +52,8 @@ FORKS = {
 DATASET = Path("/work/shared/bench/swebench-verified-dev.jsonl")
 
 _NO_PRIORS = {"test_penalty": 1.0, "non_code_penalty": 1.0, "vendored_penalty": 1.0}
-_LEXICAL = FlatConfig(vectors=False)
+#: the ladder below is of the fused ranking; the learned ranking (the default) rescores it
+_LEXICAL = FlatConfig(vectors=False, ranking="fused")
 _BARE = replace(
     _LEXICAL, files=False, title=False, symbols=False, paths=False, mentions=False, **_NO_PRIORS
 )
@@ -68,11 +69,14 @@ ABLATIONS: dict[str, FlatConfig] = {
     "+ file BM25": replace(_BARE, paths=True, mentions=True, files=True),
     "+ title BM25": replace(_BARE, paths=True, mentions=True, files=True, title=True),
     "+ test penalty": replace(_LEXICAL, non_code_penalty=1.0, vendored_penalty=1.0),
-    "+ non-code / vendored penalties = lexical default": _LEXICAL,
-    "lexical default with the old fusion constants": replace(_LEXICAL, **_OLD_FUSION),
-    "lexical default + symbol BM25": replace(_LEXICAL, symbols=True),
-    "lexical default without file BM25": replace(_LEXICAL, files=False),
-    "lexical default without chunk BM25": replace(_LEXICAL, chunks=False),
+    "+ non-code / vendored penalties = the fused ranking": _LEXICAL,
+    "+ learned ranking (linear model over the signals' features) = default": replace(
+        _LEXICAL, ranking="learned"
+    ),
+    "fused with the old fusion constants": replace(_LEXICAL, **_OLD_FUSION),
+    "fused + symbol BM25": replace(_LEXICAL, symbols=True),
+    "fused without file BM25": replace(_LEXICAL, files=False),
+    "fused without chunk BM25": replace(_LEXICAL, chunks=False),
     "reference ordering (lexical)": replace(_LEXICAL, ranking="reference"),
 }
 
@@ -317,6 +321,13 @@ def main() -> None:
         help="with --contents-db: leave out instances whose per-commit database is missing",
     )
     ap.add_argument("--by-repo", action="store_true", help="recall@gold / MRR per repository")
+    ap.add_argument(
+        "--ranking",
+        action="append",
+        default=[],
+        help="rank under each of these FlatConfig.ranking values (fused, learned, reference)"
+        " in the same process, paired",
+    )
     args = ap.parse_args()
 
     instances = load_instances(args.dataset)
@@ -349,6 +360,8 @@ def main() -> None:
         val: object = (v.lower() in ("1", "true", "yes")) if isinstance(cur, bool) else type(cur)(v)
         base = replace(base, **{k: val})
     configs = dict(ABLATIONS) if args.ablations else {"default": base}
+    if args.ranking:
+        configs = {f"ranking={r}": replace(base, ranking=r) for r in args.ranking}
     results = {}
     print("| configuration | mode | recall@gold | MRR | nDCG@10 | Acc@1 | Acc@5 | latency ms |")
     print("|---|---|---|---|---|---|---|---|")

@@ -68,6 +68,8 @@ from treeseek.search.base import (
 from treeseek.search.caches import Slot
 from treeseek.search.flat.doc_sections import DocSections
 from treeseek.search.flat.file_bm25 import FileBM25Index
+from treeseek.search.flat.learned import Candidate, candidate_features, query_words
+from treeseek.search.flat.ltr_weights import LEARNED_MODEL
 from treeseek.search.flat.parts import PartIndex, RankedPart, SymbolCatalog
 from treeseek.search.flat.understanding import (
     MentionMatch,
@@ -90,7 +92,12 @@ PATH_CANDIDATES = 2000
 class FlatConfig:
     """Ranking switches and weights; the defaults are the measured best on the dev split."""
 
-    ranking: str = "fused"  # "fused" | "reference"
+    #: "learned": the fused order's first ``learned_depth`` files rescored by the learned
+    #: linear model (:mod:`treeseek.search.flat.learned`; a prose question, which the model
+    #: was not fitted on, keeps the fused order); "fused": weighted reciprocal rank fusion;
+    #: "reference": the reference system's ordering
+    ranking: str = "learned"
+    learned_depth: int = 30
     #: file BM25 over the primary files with the whole query (the biggest lexical signal:
     #: alone recall@gold ~0.43 on the dev split, where chunk BM25 alone is ~0.15)
     files: bool = True
@@ -166,6 +173,21 @@ class _TreeFiles:
     catalog: SymbolCatalog | None = None
     #: sections of the documentation files, built by the first prose question
     doc_sections: DocSections | None = None
+    #: path -> (test, not code, vendored), by path conventions, filled as files are ranked
+    classes: dict[str, tuple[bool, bool, bool]] = field(default_factory=dict)
+
+    def classes_of(self, path: str) -> tuple[bool, bool, bool]:
+        """Whether ``path`` is a test, not code (no grammar, or tool configuration), vendored."""
+        found = self.classes.get(path)
+        if found is None:
+            lang = self.language.get(path)
+            found = (
+                is_test_path(path),
+                lang is None or is_config_path(path),
+                is_vendored_path(path),
+            )
+            self.classes[path] = found
+        return found
 
 
 #: the per-tree tables of the flat retriever, in the database's caches
@@ -182,6 +204,8 @@ class _PrimaryFileIndex:
     paths: list[list[str]]  # per document of ``index``: the primary paths holding it
     #: what retrieval should know: the layer is missing, or some files lack it
     note: str | None
+    #: path -> the file's token count over the mean of the primary files
+    length: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -194,6 +218,12 @@ class _Signals:
     chunk_scores: npt.NDArray[np.float64] | None = None
     #: a prose question: documentation files are not penalized as non-code
     prose: bool = False
+    scores: dict[str, dict[str, float]] = field(default_factory=dict)  # signal -> path -> score
+
+    def put(self, name: str, scores: dict[str, float]) -> None:
+        """Signal ``name`` ranked these files by these scores."""
+        self.ranks[name] = _ranks(scores)
+        self.scores[name] = scores
 
 
 def _chunk_evidence(span: ChunkSpan, score: float) -> ChunkEvidence:
@@ -211,6 +241,27 @@ def _chunk_evidence(span: ChunkSpan, score: float) -> ChunkEvidence:
 def _ranks(scores: dict[str, float]) -> dict[str, int]:
     ordered = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
     return {path: i + 1 for i, (path, _) in enumerate(ordered)}
+
+
+@dataclass(slots=True)
+class _Collected:
+    """Every signal's ranking of one query, before fusion."""
+
+    code: CodeStore
+    files: _TreeFiles
+    signals: _Signals
+    matches: list[MentionMatch]
+    terms: list[str]
+    notes: list[str]
+    vector_mode: bool
+
+
+@dataclass(slots=True)
+class CandidateTable:
+    """The candidates of the learned ranking and their feature rows (one per path)."""
+
+    paths: list[str]
+    features: npt.NDArray[np.float64]
 
 
 @dataclass(slots=True)
@@ -379,8 +430,12 @@ class FlatRetriever(Retriever):
             )
         elif len(docs) < len(by_hash):
             note = f"files signal: {len(by_hash) - len(docs)} primary files have no term counts"
+        mean = sum(d.length for d in docs) / len(docs) if docs else 0.0
         built = _PrimaryFileIndex(
-            FileBM25Index(docs) if docs else None, [by_hash[d.content_hash] for d in docs], note
+            FileBM25Index(docs) if docs else None,
+            [by_hash[d.content_hash] for d in docs],
+            note,
+            {p: d.length / mean for d in docs for p in by_hash[d.content_hash]} if mean else {},
         )
         files.file_index = built
         return built
@@ -417,7 +472,7 @@ class FlatRetriever(Retriever):
             if len(scores) >= cfg.file_limit:
                 break
         if scores:
-            signals.ranks[name] = _ranks(scores)
+            signals.put(name, scores)
         return primary.note
 
     def _query_weights(
@@ -509,7 +564,7 @@ class FlatRetriever(Retriever):
         best = {p: v for p, v in files.doc_sections.best_by_file(query).items() if p in allowed}
         if not best:
             return
-        signals.ranks["sections"] = _ranks({p: score for p, (score, _) in best.items()})
+        signals.put("sections", {p: score for p, (score, _) in best.items()})
         for p, (score, chunk) in best.items():
             signals.evidence[p].chunk = ChunkEvidence(
                 index=chunk.index,
@@ -542,7 +597,7 @@ class FlatRetriever(Retriever):
             for p in allowed.get(part.content_hash, ()):
                 found[p] = score
                 signals.best_chunk[p] = part
-        signals.ranks["chunks"] = _ranks(found)
+        signals.put("chunks", found)
 
     def _symbol_signal(
         self,
@@ -566,7 +621,7 @@ class FlatRetriever(Retriever):
                 if p not in found:
                     found[p] = part.score
                     signals.evidence[p].symbols.append(symbols[part.index].qname)
-        signals.ranks["symbols"] = _ranks(found)
+        signals.put("symbols", found)
 
     def _path_signal(
         self, query: str, files: _TreeFiles, paths: list[str], signals: _Signals
@@ -576,7 +631,7 @@ class FlatRetriever(Retriever):
         scored = BM25PathScorer(stats=files.path_stats).score(query, paths)
         if scored is None:
             return
-        signals.ranks["paths"] = _ranks({p: s for p, s in zip(paths, scored, strict=True) if s > 0})
+        signals.put("paths", {p: s for p, s in zip(paths, scored, strict=True) if s > 0})
 
     def _vector_signal(
         self, code: CodeStore, query: str, allowed: dict[str, list[str]], signals: _Signals
@@ -597,21 +652,17 @@ class FlatRetriever(Retriever):
         for h, s in zip(hashes, sims.tolist(), strict=True):
             for p in allowed[h]:
                 scores[p] = float(s)
-        signals.ranks["vectors"] = _ranks(scores)
+        signals.put("vectors", scores)
         return True
 
     # -- retrieve -------------------------------------------------------------------------
-    def rank(self, ctx: SearchContext, query: str, k: int, *, evidence: bool = True) -> FlatRanking:
-        """Rank the tree's files: hits without content, and what ran (for the trace).
-
-        ``evidence=False`` leaves out the best chunk of each hit (looking chunk positions up):
-        callers that only want scores of many files."""
+    def _collect(self, ctx: SearchContext, query: str) -> _Collected:
+        """Run every switched-on signal for ``query`` over the tree's allowed files."""
         cfg = self.config
         try:
             code = ctx.store.code()
         except Exception as exc:
             raise RetrievalError(f"flat retrieval needs the code index: {exc}") from exc
-        started = time.perf_counter()
         files = self._tree_files(ctx)
         paths = [p for p in files.nodes if self._allowed(p, cfg)]
         allowed: dict[str, list[str]] = defaultdict(list)
@@ -669,10 +720,25 @@ class FlatRetriever(Retriever):
             )
             self._path_signal(query, files, sorted(candidates), signals)
         vector_mode = cfg.vectors and self._vector_signal(code, query, allowed, signals)
+        return _Collected(code, files, signals, matches, terms, notes, vector_mode)
+
+    def rank(self, ctx: SearchContext, query: str, k: int, *, evidence: bool = True) -> FlatRanking:
+        """Rank the tree's files: hits without content, and what ran (for the trace).
+
+        ``evidence=False`` leaves out the best chunk of each hit (looking chunk positions up):
+        callers that only want scores of many files."""
+        cfg = self.config
+        started = time.perf_counter()
+        got = self._collect(ctx, query)
+        files, signals, matches, terms = got.files, got.signals, got.matches, got.terms
         if cfg.ranking == "reference":
             ordered = self._reference_order(signals, matches)
         else:
             ordered = self._fused_order(signals, matches, cfg, files)
+            if cfg.ranking == "learned" and not signals.prose:
+                ordered = self._learned_order(
+                    got.code, query, ordered, signals, matches, cfg, files
+                )
         hits: list[FileHit] = []
         for path, score in ordered[:k]:
             node = files.nodes[path]
@@ -689,16 +755,95 @@ class FlatRetriever(Retriever):
                 )
             )
         if terms and evidence:
-            self._add_chunk_evidence(code, terms, hits, files, signals)
+            self._add_chunk_evidence(got.code, terms, hits, files, signals)
         return FlatRanking(
             hits=hits,
-            mode="hybrid" if vector_mode else "lexical",
+            mode="hybrid" if got.vector_mode else "lexical",
             terms=terms,
             signals=sorted(signals.ranks),
             mentions=len(matches),
             seconds=round(time.perf_counter() - started, 4),
-            notes=notes,
+            notes=got.notes,
         )
+
+    def candidate_table(self, ctx: SearchContext, query: str) -> CandidateTable:
+        """The fused order's first ``learned_depth`` files and their features (what the
+        learned ranking scores; ``bench/fit_flat_ltr.py`` fits the model on these)."""
+        cfg = self.config
+        got = self._collect(ctx, query)
+        ordered = self._fused_order(got.signals, got.matches, cfg, got.files)
+        cands = self._candidates(got.code, ordered[: cfg.learned_depth], got.files, cfg)
+        x = self._features(query, cands, got.signals, got.matches, cfg)
+        return CandidateTable([c.path for c in cands], x)
+
+    def _candidates(
+        self, code: CodeStore, ordered: list[tuple[str, float]], files: _TreeFiles, cfg: FlatConfig
+    ) -> list[Candidate]:
+        length = self._primary_file_index(code, files).length
+        out: list[Candidate] = []
+        for i, (p, score) in enumerate(ordered):
+            test, non_code, vendored = files.classes_of(p)
+            out.append(
+                Candidate(
+                    path=p,
+                    fused=score,
+                    fused_rank=i + 1,
+                    test=test,
+                    non_code=non_code,
+                    vendored=vendored,
+                    length=length.get(p, 0.0),
+                )
+            )
+        return out
+
+    @staticmethod
+    def _features(
+        query: str,
+        cands: list[Candidate],
+        signals: _Signals,
+        matches: list[MentionMatch],
+        cfg: FlatConfig,
+    ) -> npt.NDArray[np.float64]:
+        kinds: dict[str, Counter[str]] = defaultdict(Counter)
+        for m in matches:
+            kinds[m.path][m.kind] += 1
+        return candidate_features(
+            cands,
+            signals.ranks,
+            signals.scores,
+            kinds,
+            files_by_evidence(matches),
+            rrf_k=cfg.rrf_k,
+            words=query_words(query),
+        )
+
+    def _learned_order(
+        self,
+        code: CodeStore,
+        query: str,
+        ordered: list[tuple[str, float]],
+        signals: _Signals,
+        matches: list[MentionMatch],
+        cfg: FlatConfig,
+        files: _TreeFiles,
+    ) -> list[tuple[str, float]]:
+        """The fused order's first ``learned_depth`` files rescored by the learned model
+        (score: the model's softmax share among them); the rest follow in fused order."""
+        head = ordered[: cfg.learned_depth]
+        if len(head) < 2:
+            return ordered
+        cands = self._candidates(code, head, files, cfg)
+        z = LEARNED_MODEL.score(self._features(query, cands, signals, matches, cfg))
+        p = np.exp(z - z.max())
+        p /= p.sum()
+        order = np.argsort(-p, kind="stable")
+        out = [(cands[i].path, float(p[i])) for i in order.tolist()]
+        tail = ordered[cfg.learned_depth :]
+        if tail:
+            floor = 0.5 * float(p.min())
+            top = tail[0][1] or 1.0
+            out += [(path, floor * score / top) for path, score in tail]
+        return out
 
     def _fused_order(
         self, signals: _Signals, matches: list[MentionMatch], cfg: FlatConfig, files: _TreeFiles
@@ -730,11 +875,11 @@ class FlatRetriever(Retriever):
     def _prior(path: str, cfg: FlatConfig, files: _TreeFiles) -> float:
         """Multiplicative penalties of a file: tests, files that are not code, vendored code;
         never its language."""
-        factor = cfg.test_penalty if is_test_path(path) else 1.0
-        lang = files.language.get(path)
-        if lang is None or is_config_path(path):
+        test, non_code, vendored = files.classes_of(path)
+        factor = cfg.test_penalty if test else 1.0
+        if non_code:
             factor *= cfg.non_code_penalty
-        elif is_vendored_path(path):
+        elif vendored:
             factor *= cfg.vendored_penalty
         return factor
 
@@ -851,4 +996,10 @@ def chunk_statistics(ctx: SearchContext, terms: Sequence[str]) -> tuple[int, dic
     return chunks.size, dict(zip(terms, dfs.tolist(), strict=True))
 
 
-__all__: Sequence[str] = ("FlatConfig", "FlatRetriever", "chunk_statistics", "flat_mode")
+__all__: Sequence[str] = (
+    "CandidateTable",
+    "FlatConfig",
+    "FlatRetriever",
+    "chunk_statistics",
+    "flat_mode",
+)

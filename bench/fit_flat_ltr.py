@@ -1,0 +1,265 @@
+"""Fit the flat retriever's learned ranking (a linear model, listwise softmax loss) on dumped
+candidate features (bench/dump_flat_features.py), with cross-validation folds by repository.
+
+    python bench/fit_flat_ltr.py /tmp/rank/dev.npz --check /tmp/rank/mdev.npz
+        # leave-one-repository-out metrics on the dev dump (each repository ranked by a model
+        # fitted on the others), and the model fitted on the whole dev dump scored on --check
+    python bench/fit_flat_ltr.py /tmp/rank/dev.npz --write src/treeseek/search/flat/ltr_weights.py
+
+Metrics are treeseek.eval.metrics over the top 10 of each reordered candidate list (gold files
+outside the candidates count as missed), next to the fused order of the same candidates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from treeseek.eval.metrics import mean_scores, score
+
+Array = npt.NDArray[np.float64]
+
+
+@dataclass
+class Dump:
+    x: Array
+    query: npt.NDArray[np.int64]
+    label: Array
+    repo: npt.NDArray[np.str_]
+    gold: npt.NDArray[np.int64]
+    features: list[str]
+
+    @classmethod
+    def load(cls, path: Path) -> Dump:
+        d = np.load(path)
+        x, features = d["x"], [str(f) for f in d["features"]]
+        if "fused.log" not in features:  # a dump written before that column existed
+            fused = x[:, features.index("fused.norm")]
+            x = np.c_[x, np.log(np.maximum(fused, 1e-9))]
+            features.append("fused.log")
+        return cls(x, d["query"], d["label"], d["repo"], d["gold"], features)
+
+    def subset(self, queries: npt.NDArray[np.int64]) -> Dump:
+        keep = np.isin(self.query, queries)
+        remap = {int(q): i for i, q in enumerate(queries)}
+        return Dump(
+            self.x[keep],
+            np.asarray([remap[int(q)] for q in self.query[keep]], dtype=np.int64),
+            self.label[keep],
+            self.repo[queries],
+            self.gold[queries],
+            self.features,
+        )
+
+
+def fit(d: Dump, l2: float, iters: int = 600, lr: float = 0.05) -> tuple[Array, Array, Array]:
+    """Standardize, then minimize the mean listwise softmax loss (+ l2) with Adam."""
+    mean = d.x.mean(axis=0)
+    scale = d.x.std(axis=0)
+    scale[scale < 1e-9] = 1.0
+    z = (d.x - mean) / scale
+    starts = np.flatnonzero(np.r_[True, d.query[1:] != d.query[:-1]])
+    pos = np.add.reduceat(d.label, starts)
+    useful = pos > 0
+    target = d.label / np.repeat(np.where(pos > 0, pos, 1.0), np.diff(np.r_[starts, len(d.x)]))
+    qrow = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(d.x)]))
+    rowmask = useful[qrow]
+    w = np.zeros(z.shape[1])
+    w[d.features.index("fused.norm")] = 1.0
+    m = np.zeros_like(w)
+    v = np.zeros_like(w)
+    nq = max(1, int(useful.sum()))
+    for t in range(1, iters + 1):
+        s = z @ w
+        smax = np.maximum.reduceat(s, starts)
+        e = np.exp(s - smax[qrow])
+        p = e / np.add.reduceat(e, starts)[qrow]
+        g = z[rowmask].T @ (p - target)[rowmask] / nq + l2 * w
+        m = 0.9 * m + 0.1 * g
+        v = 0.999 * v + 0.001 * g * g
+        w -= lr * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)
+    return mean, scale, w
+
+
+def metrics(d: Dump, s: Array) -> dict[str, float]:
+    rows = []
+    starts = np.flatnonzero(np.r_[True, d.query[1:] != d.query[:-1]])
+    ends = np.r_[starts[1:], len(d.x)]
+    for q, (a, b) in enumerate(zip(starts, ends, strict=True)):
+        order = np.argsort(-s[a:b], kind="stable")[:10]
+        preds = [f"c{i}" for i in order.tolist()]
+        gold = [f"c{i}" for i in np.flatnonzero(d.label[a:b]).tolist()]
+        gold += [f"missing{i}" for i in range(int(d.gold[q]) - len(gold))]
+        rows.append(score(preds, gold))
+    means = mean_scores(rows).means
+    return {k: means[k] for k in ("recall_at_gold", "mrr", "acc_at_1", "acc_at_5", "acc_at_10")}
+
+
+def show(label: str, m: dict[str, float]) -> None:
+    print(
+        f"| {label} | {m['recall_at_gold']:.3f} | {m['mrr']:.3f} | {m['acc_at_1']:.3f} |"
+        f" {m['acc_at_5']:.3f} | {m['acc_at_10']:.3f} |"
+    )
+
+
+def fused(d: Dump) -> Array:
+    return -np.asarray(np.arange(len(d.x)), dtype=np.float64)
+
+
+def apply(d: Dump, mean: Array, scale: Array, w: Array) -> Array:
+    return np.asarray(((d.x - mean) / scale) @ w, dtype=np.float64)
+
+
+def cross_validate(d: Dump, l2: float) -> Array:
+    """Every instance scored by a model fitted on the other repositories' instances."""
+    out = np.zeros(len(d.x))
+    for repo in sorted(set(d.repo.tolist())):
+        test = np.flatnonzero(d.repo == repo)
+        train = np.flatnonzero(d.repo != repo)
+        mean, scale, w = fit(d.subset(train), l2)
+        rows = np.isin(d.query, test)
+        out[rows] = apply(d.subset(test), mean, scale, w)
+    return out
+
+
+def write(path: Path, d: Dump, mean: Array, scale: Array, w: Array) -> None:
+    def tup(a: Array) -> str:
+        return "(\n" + "".join(f"        {float(v)!r},\n" for v in a) + "    )"
+
+    names = "".join(f"#   {f}: {float(x):+.4f}\n" for f, x in zip(d.features, w, strict=True))
+    path.write_text(
+        '"""The learned ranking\'s weights (written by ``bench/fit_flat_ltr.py`` from the'
+        ' dev split\'s\ncandidate features; do not edit by hand)."""\n\n'
+        "from treeseek.search.flat.learned import FEATURES, LinearModel\n\n"
+        f"# weights per standardized feature:\n{names}"
+        "LEARNED_MODEL = LinearModel(\n"
+        "    features=FEATURES,\n"
+        f"    mean={tup(mean)},\n"
+        f"    scale={tup(scale)},\n"
+        f"    weights={tup(w)},\n"
+        ")\n"
+    )
+
+
+#: the grid of ``--grid``: weights added to the log of the fused score (relative to the best)
+GRID: dict[str, tuple[float, ...]] = {
+    "files.norm": (0.0, 0.1, 0.2, 0.3, 0.5),
+    "chunks.norm": (0.0, 0.1, 0.2, 0.3),
+    "paths.norm": (0.0, 0.1, 0.2),
+    "best.rr": (0.0, 0.1, 0.2),
+    "title.norm": (0.0, 0.1, 0.2),
+}
+KEYS = ("recall_at_gold", "mrr", "acc_at_5")
+
+
+def grid(dumps: list[Dump]) -> tuple[dict[str, float], list[dict[str, float]]]:
+    """The grid point (weights over ``log fused``) with the best summed recall@gold, then MRR,
+    over all dumps, among the points that lower none of recall@gold, MRR and Acc@5 on any
+    dump against the fused order; the fused order itself when none does."""
+    base = [metrics(d, fused(d)) for d in dumps]
+    best: tuple[tuple[float, float], dict[str, float], list[dict[str, float]]] | None = None
+    for values in itertools.product(*GRID.values()):
+        weights = dict(zip(GRID, values, strict=True))
+        got = [metrics(d, linear(d, weights)) for d in dumps]
+        if any(g[k] < b[k] - 1e-9 for g, b in zip(got, base, strict=True) for k in KEYS):
+            continue
+        key = (sum(g["recall_at_gold"] for g in got), sum(g["mrr"] for g in got))
+        if best is None or key > best[0]:
+            best = (key, weights, got)
+    if best is None:
+        return {}, base
+    return best[1], best[2]
+
+
+def linear(d: Dump, weights: dict[str, float]) -> Array:
+    s = d.x[:, d.features.index("fused.log")].copy()
+    for f, w in weights.items():
+        s += w * d.x[:, d.features.index(f)]
+    return s
+
+
+def write_grid(path: Path, weights: dict[str, float], note: str) -> None:
+    from treeseek.search.flat.learned import FEATURES
+
+    w = [1.0 if f == "fused.log" else weights.get(f, 0.0) for f in FEATURES]
+    lines = "".join(f"        {v!r},  # {f}\n" for f, v in zip(FEATURES, w, strict=True))
+    path.write_text(
+        '"""The learned ranking\'s weights (written by ``bench/fit_flat_ltr.py --grid``; do not'
+        " edit by hand).\n\n"
+        f"{textwrap.fill(note, 96)}\n"
+        '"""\n\n'
+        "from treeseek.search.flat.learned import FEATURES, LinearModel\n\n"
+        "LEARNED_MODEL = LinearModel(\n"
+        "    features=FEATURES,\n"
+        "    mean=tuple(0.0 for _ in FEATURES),\n"
+        "    scale=tuple(1.0 for _ in FEATURES),\n"
+        f"    weights=(\n{lines}    ),\n"
+        ")\n"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("dump", type=Path)
+    ap.add_argument("--check", type=Path, action="append", default=[])
+    ap.add_argument("--l2", type=float, action="append", default=[])
+    ap.add_argument("--write", type=Path, default=None)
+    ap.add_argument("--drop", action="append", default=[], help="feature name prefix to zero")
+    ap.add_argument(
+        "--grid",
+        action="store_true",
+        help="grid search of a few weights over log(fused) on the dump and the --check dumps"
+        " together (with --write: write the chosen weights)",
+    )
+    ap.add_argument("--note", default="", help="what the dumps are, for the weights' docstring")
+    args = ap.parse_args()
+    d = Dump.load(args.dump)
+    if args.grid:
+        dumps = [d, *(Dump.load(p) for p in args.check)]
+        names = [p.name for p in [args.dump, *args.check]]
+        chosen, got = grid(dumps)
+        print(f"chosen weights over log(fused): {chosen}")
+        for name, dump, m in zip(names, dumps, got, strict=True):
+            show(f"fused ({name})", metrics(dump, fused(dump)))
+            show(f"learned ({name})", m)
+        if args.write is not None:
+            note = (
+                f"Score: log(fused / best fused) + {chosen} (the features of"
+                f" :mod:`treeseek.search.flat.learned`), chosen on {', '.join(names)}"
+                f" ({args.note})."
+            )
+            write_grid(args.write, chosen, note)
+            print(f"wrote {args.write}")
+        return
+    checks = [Dump.load(p) for p in args.check]
+    for dump in [d, *checks]:
+        for prefix in args.drop:
+            for i, f in enumerate(dump.features):
+                if f.startswith(prefix):
+                    dump.x[:, i] = 0.0
+    print("| ranking | recall@gold | MRR | Acc@1 | Acc@5 | Acc@10 |")
+    print("|---|---|---|---|---|---|")
+    show(f"fused ({args.dump.name}, {len(d.gold)} instances)", metrics(d, fused(d)))
+    for c, p in zip(checks, args.check, strict=True):
+        show(f"fused ({p.name}, {len(c.gold)} instances)", metrics(c, fused(c)))
+    for l2 in args.l2 or [1e-3]:
+        show(f"learned, l2={l2}, leave-one-repository-out", metrics(d, cross_validate(d, l2)))
+        mean, scale, w = fit(d, l2)
+        for c, p in zip(checks, args.check, strict=True):
+            show(
+                f"learned, l2={l2}, fitted on all of {args.dump.name} -> {p.name}",
+                metrics(c, apply(c, mean, scale, w)),
+            )
+        if args.write is not None:
+            write(args.write, d, mean, scale, w)
+            print(f"wrote {args.write}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,180 @@
+"""Learned fusion of the flat signals: a linear model over per-file features.
+
+The fused ranking (weighted reciprocal rank fusion + exact evidence + penalties) orders the
+tree's files; the learned ranking rescores its first ``depth`` files with a linear model over
+features of each file that depend only on the question and the tree: per signal its reciprocal
+rank and its score relative to the signal's best, the exact evidence by kind, the penalties'
+path classes, the fused score itself, and the file's neighbourhood (same directory as the
+fused first file or as a file the question names). The model's weights are a constant
+(:mod:`treeseek.search.flat.ltr_weights`), written by ``bench/fit_flat_ltr.py --grid``: the
+log of the fused score (relative to the best) plus a few small weights on the signals' relative
+scores, chosen on the SWE-bench dev split and the multilingual dev half together (a listwise
+logistic model over all features, fitted with folds by repository, did not beat the fused
+order; README "Learned fusion"). The other columns have weight 0 and serve that fit
+(``bench/dump_flat_features.py``). Nothing in a feature names an instance or a repository.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+#: the signals whose ranks and scores become features (in this order)
+RANKED_SIGNALS: tuple[str, ...] = ("files", "title", "chunks", "paths")
+#: directories of code beside the product: examples, benchmarks, docs, scripts and tools
+AUX_DIRS = frozenset(
+    {
+        "example",
+        "examples",
+        "sample",
+        "samples",
+        "demo",
+        "demos",
+        "bench",
+        "benches",
+        "benchmark",
+        "benchmarks",
+        "doc",
+        "docs",
+        "script",
+        "scripts",
+        "tool",
+        "tools",
+        "support",
+    }
+)
+#: the kinds of exact evidence (understanding.py), counted per file
+MENTION_KINDS: tuple[str, ...] = ("path", "frame", "module", "symbol", "qname")
+
+
+def feature_names() -> tuple[str, ...]:
+    """The names of the feature columns, in order."""
+    names: list[str] = []
+    for s in RANKED_SIGNALS:
+        names += [f"{s}.rr", f"{s}.rrf", f"{s}.norm"]
+    names += ["mentions.log"] + [f"mention.{k}" for k in MENTION_KINDS]
+    names += ["fused.norm", "fused.rr", "fused.log_rr"]
+    names += ["test", "non_code", "vendored", "aux_dir", "primary", "length.log"]
+    names += ["dir.top", "dir.mention", "stem.named", "parent.named"]
+    names += ["agree.top3", "agree.top10", "best.rr", "fused.log"]
+    return tuple(names)
+
+
+FEATURES: tuple[str, ...] = feature_names()
+
+
+@dataclass(frozen=True, slots=True)
+class LinearModel:
+    """Score = ((x - mean) / scale) . weights; one weight per feature of :data:`FEATURES`."""
+
+    features: tuple[str, ...]
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    weights: tuple[float, ...]
+
+    def score(self, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        if x.shape[1] != len(self.weights):
+            raise ValueError(f"{x.shape[1]} features for a model of {len(self.weights)}")
+        z = (x - np.asarray(self.mean)) / np.asarray(self.scale)
+        return np.asarray(z @ np.asarray(self.weights), dtype=np.float64)
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """What the fused ranking knows of one candidate file."""
+
+    path: str
+    fused: float  # the fused score
+    fused_rank: int  # 1-based
+    test: bool
+    non_code: bool
+    vendored: bool
+    #: the file's token count over the mean of the tree's primary files (0: not primary)
+    length: float = 0.0
+
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def query_words(query: str) -> frozenset[str]:
+    """The question's identifier-shaped words, lowercased (a file's stem or directory named
+    as a word)."""
+    return frozenset(w.lower() for w in _WORD.findall(query))
+
+
+def _dir(path: str) -> str:
+    return path.rpartition("/")[0]
+
+
+def candidate_features(
+    candidates: Sequence[Candidate],
+    ranks: Mapping[str, Mapping[str, int]],
+    scores: Mapping[str, Mapping[str, float]],
+    mention_kinds: Mapping[str, Mapping[str, int]],
+    mention_evidence: Mapping[str, float],
+    *,
+    rrf_k: float,
+    words: frozenset[str],
+) -> npt.NDArray[np.float64]:
+    """One row of :data:`FEATURES` per candidate (``ranks``/``scores``: signal -> path ->
+    rank/score; ``mention_kinds``: path -> kind -> count; ``mention_evidence``: path -> summed
+    evidence weight; ``words``: the question's words, lowercased, see :func:`query_words`)."""
+    x = np.zeros((len(candidates), len(FEATURES)), dtype=np.float64)
+    if not candidates:
+        return x
+    best = {s: max(scores[s].values(), default=0.0) for s in RANKED_SIGNALS if s in scores}
+    top_fused = max(c.fused for c in candidates) or 1.0
+    top_dir = _dir(candidates[0].path)
+    mention_dirs = {_dir(p) for p in mention_evidence}
+    for i, c in enumerate(candidates):
+        row: list[float] = []
+        for s in RANKED_SIGNALS:
+            r = ranks.get(s, {}).get(c.path)
+            sc = scores.get(s, {}).get(c.path, 0.0)
+            top = best.get(s, 0.0)
+            if r is None:
+                row += [0.0, 0.0, 0.0]
+            else:
+                row += [1.0 / r, 1.0 / (rrf_k + r), sc / top if top > 0 else 0.0]
+        kinds = mention_kinds.get(c.path, {})
+        row.append(math.log1p(mention_evidence.get(c.path, 0.0)))
+        row += [math.log1p(kinds.get(k, 0)) for k in MENTION_KINDS]
+        row += [c.fused / top_fused, 1.0 / c.fused_rank, 1.0 / math.log2(1 + c.fused_rank)]
+        aux = any(seg.lower() in AUX_DIRS for seg in c.path.split("/")[:-1])
+        row += [float(c.test), float(c.non_code), float(c.vendored), float(aux)]
+        row += [float(c.length > 0), math.log1p(c.length)]
+        d = _dir(c.path)
+        row += [
+            float(i > 0 and d == top_dir),
+            float(c.path not in mention_evidence and d in mention_dirs),
+        ]
+        name = c.path.rpartition("/")[2]
+        stem = name.partition(".")[0].lower()
+        parent = d.rpartition("/")[2].lower()
+        row += [float(stem in words), float(bool(parent) and parent in words)]
+        signal_ranks = [r for s in RANKED_SIGNALS if (r := ranks.get(s, {}).get(c.path))]
+        row += [
+            float(sum(r <= 3 for r in signal_ranks)),
+            float(sum(r <= 10 for r in signal_ranks)),
+            1.0 / min(signal_ranks) if signal_ranks else 0.0,
+            math.log(max(c.fused / top_fused, 1e-9)),
+        ]
+        x[i] = row
+    return x
+
+
+__all__: Sequence[str] = (
+    "FEATURES",
+    "MENTION_KINDS",
+    "RANKED_SIGNALS",
+    "Candidate",
+    "LinearModel",
+    "candidate_features",
+    "feature_names",
+    "query_words",
+)

@@ -1,0 +1,52 @@
+"""The learned ranking's weights (written by ``bench/fit_flat_ltr.py --grid``; do not edit by hand).
+
+Score: log(fused / best fused) + {'files.norm': 0.2, 'chunks.norm': 0.1, 'paths.norm': 0.2,
+'best.rr': 0.1, 'title.norm': 0.2} (the features of :mod:`treeseek.search.flat.learned`), chosen
+on dev.npz, mdev.npz (dumps of the SWE-bench dev split /work/runs/dev-173.jsonl, 147 instances
+with a database, and of bench/data/multilingual-dev.jsonl).
+"""
+
+from treeseek.search.flat.learned import FEATURES, LinearModel
+
+LEARNED_MODEL = LinearModel(
+    features=FEATURES,
+    mean=tuple(0.0 for _ in FEATURES),
+    scale=tuple(1.0 for _ in FEATURES),
+    weights=(
+        0.0,  # files.rr
+        0.0,  # files.rrf
+        0.2,  # files.norm
+        0.0,  # title.rr
+        0.0,  # title.rrf
+        0.2,  # title.norm
+        0.0,  # chunks.rr
+        0.0,  # chunks.rrf
+        0.1,  # chunks.norm
+        0.0,  # paths.rr
+        0.0,  # paths.rrf
+        0.2,  # paths.norm
+        0.0,  # mentions.log
+        0.0,  # mention.path
+        0.0,  # mention.frame
+        0.0,  # mention.module
+        0.0,  # mention.symbol
+        0.0,  # mention.qname
+        0.0,  # fused.norm
+        0.0,  # fused.rr
+        0.0,  # fused.log_rr
+        0.0,  # test
+        0.0,  # non_code
+        0.0,  # vendored
+        0.0,  # aux_dir
+        0.0,  # primary
+        0.0,  # length.log
+        0.0,  # dir.top
+        0.0,  # dir.mention
+        0.0,  # stem.named
+        0.0,  # parent.named
+        0.0,  # agree.top3
+        0.0,  # agree.top10
+        0.1,  # best.rr
+        1.0,  # fused.log
+    ),
+)
