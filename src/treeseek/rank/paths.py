@@ -7,8 +7,8 @@ weights::
 
 where ``f`` is BM25 (:class:`BM25PathScorer`) or the cosine similarity of embeddings
 (:class:`VectorPathScorer`: a packaged model when one is installed, else feature hashing;
-see :func:`treeseek.search.strategy.vector_embedder`), plus a fixed boost when the query mentions the candidate's
-repo-relative path exactly.
+see :func:`treeseek.search.strategy.vector_embedder`), plus a fixed boost when the query
+mentions the candidate's repo-relative path exactly.
 
 Field definitions (the spec names them; this module pins them):
 
