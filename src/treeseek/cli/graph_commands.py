@@ -1,13 +1,22 @@
 """``treeseek graph TREE RELATION [NAME]``: the code graph of an indexed tree.
 
     treeseek graph django callers django.db.models.query.QuerySet.filter
+    treeseek graph flask callers App.register_blueprint     # a unique short name
     treeseek graph django importers django/db/models/query.py
     treeseek graph django subclasses django.db.models.fields.Field --transitive
     treeseek graph django neighbours django/db/models/query.py::QuerySet --hops 2
     treeseek graph django walk django.db.models.query.QuerySet.filter --query "filter lookups"
     treeseek graph django entrypoints --json
 
-NAME is a path, a symbol id (``path::Class.method``), a dotted module, or ``module.qname``.
+NAME is a path, a symbol id (``path::Class.method``), a dotted module, ``module.qname``, or a
+short form: a unique symbol name or qualified-name suffix (``register_blueprint``,
+``App.register_blueprint``), ``path-suffix::name``, or a unique path suffix. A short form that
+matches several nodes is an error that lists them, never a guess.
+
+``callers`` and ``callees`` list call sites with a status (see
+:mod:`treeseek.search.graph.call_sites`): ``resolved`` (``via`` says how: the index, ``self``,
+a local, a parameter, a pytest fixture, ...), ``candidate`` (a caller whose receiver's type
+is unknown: it may call NAME) and ``unresolved`` (a callee outside the tree or unknown).
 """
 
 from __future__ import annotations
@@ -27,7 +36,7 @@ from treeseek.cli.common import (
     usage_error,
 )
 from treeseek.code.graph import EDGE_KINDS, CodeGraph
-from treeseek.errors import NodeNotFound
+from treeseek.search.graph import call_sites
 from treeseek.search.graph.traverse import code_graph_policy, files_from_hits, traverse
 from treeseek.search.graph.tree_graph import tree_code_graph
 
@@ -91,18 +100,28 @@ def graph_command(
             _emit(as_json, {"tree": tree, "entrypoints": rows}, [_entry_line(r) for r in rows])
             return
         assert name is not None
-        node = graph.node(name)
-        if node is None:
-            raise NodeNotFound(
-                f"no file or symbol {name!r} in the code graph of {tree!r}; give a path, "
-                f"a symbol id (path::Class.method), a dotted module or module.qname"
+        node = graph.find(name)
+        if relation in ("callers", "callees"):
+            find = call_sites.callers if relation == "callers" else call_sites.callees
+            sites = find(loaded, database.store, tree, node)
+            ids = [s.caller if relation == "callers" else s.target for s in sites]
+            resolved = sorted(
+                {i for i, s in zip(ids, sites, strict=True) if i and s.status == "resolved"}
             )
+            payload: dict[str, Any] = {
+                "tree": tree,
+                "node": node,
+                relation: resolved,
+                "sites": call_sites.site_rows(sites),
+            }
+            _emit(as_json, payload, [_site_line(s, relation) for s in sites])
+            return
         if relation == "walk":
             policy = code_graph_policy([(node, 1.0)])
             hits = traverse(query, graph, policy=policy, max_depth=hops, k=max(k * 8, 64))
             files = files_from_hits(hits)[:k]
-            payload = {"tree": tree, "node": node, "files": [list(f) for f in files]}
-            _emit(as_json, payload, [f"{score:.3f}  {path}" for path, score in files])
+            walked = {"tree": tree, "node": node, "files": [list(f) for f in files]}
+            _emit(as_json, walked, [f"{score:.3f}  {path}" for path, score in files])
             return
         result = _relation(graph, relation, node, hops, kinds, transitive)
         _emit(as_json, {"tree": tree, "node": node, relation: result}, _lines(result))
@@ -131,6 +150,15 @@ def _relation(
         usage_error(f"unknown edge kind(s) {', '.join(unknown)}; use {', '.join(EDGE_KINDS)}")
     found = graph.neighbours(node, hops=hops, kinds=wanted)
     return dict(sorted(found.items(), key=lambda item: (item[1], item[0])))
+
+
+def _site_line(site: call_sites.CallSite, relation: str) -> str:
+    times = f" x{site.count}" if site.count > 1 else ""
+    where = f"{site.path}:{site.line}"
+    if relation == "callers":
+        return f"{site.status:<10} {site.caller}  {site.callee}  ({where}{times}, {site.via})"
+    to = site.target or "-"
+    return f"{site.status:<10} {site.callee} -> {to}  ({where}{times}, {site.via})"
 
 
 def _lines(result: list[str] | dict[str, int]) -> list[str]:

@@ -184,8 +184,10 @@ def query_command(
     ranker: Annotated[
         str,
         typer.Option(
-            help="Ranker for cross-block ordering: none, bm25, vector (paths only), flat "
-            "(the flat retriever's scores of the files' contents; needs a content index)."
+            help="Ranker for cross-block ordering: none, bm25, vector (paths only: the packaged "
+            "embedding model when the vectors extra is installed, else feature hashing; the "
+            "trace names it), flat (the flat retriever's scores of the files' contents; needs "
+            "a content index)."
         ),
     ] = "none",
     hints: Annotated[

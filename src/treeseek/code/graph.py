@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from treeseek.code.model import EdgeType, FileCodeIndex, split_symbol_id, symbol_id
 from treeseek.code.modules import python_module_names
 from treeseek.code.resolve import ResolvedTree, resolve_tree
+from treeseek.errors import AmbiguousSymbol, NodeNotFound
 
 CONTAINS = "contains"
 EDGE_KINDS: tuple[str, ...] = (
@@ -36,6 +37,7 @@ class CodeGraph:
     modules: dict[str, str] = field(default_factory=dict)  # dotted module / unit -> path
     out: dict[str, dict[str, set[str]]] = field(default_factory=dict)  # kind -> src -> dsts
     into: dict[str, dict[str, set[str]]] = field(default_factory=dict)  # kind -> dst -> srcs
+    _by_last: dict[str, list[str]] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def build(
@@ -100,6 +102,58 @@ class CodeGraph:
                 sid = symbol_id(path, tail)
                 return sid if sid in self.symbols else None
         return None
+
+    def find(self, name: str) -> str:
+        """The node ``name`` names, short forms included; never a guess.
+
+        Exact forms first (:meth:`node`). Then, as in :mod:`treeseek.context.names`: a symbol
+        name or a unique suffix of a qualified name (``register_blueprint``,
+        ``App.register_blueprint``), a ``path::name`` whose path is a unique path suffix
+        (``app.py::App.run``), or a unique path suffix (``sansio/app.py``). Raises
+        :class:`~treeseek.errors.AmbiguousSymbol` with every candidate's id when several
+        match, :class:`~treeseek.errors.NodeNotFound` when none does.
+        """
+        name = name.strip()
+        found = self.node(name)
+        if found is not None:
+            return found
+        path_part, sep, qname = name.partition("::")
+        if sep:
+            paths = self._path_suffix(path_part)
+            ids = [i for p in paths for i in self._named(qname) if self.file_of(i) == p]
+        elif "/" in name:
+            ids = self._path_suffix(name)
+        else:
+            ids = self._named(name) or self._path_suffix(name)  # `main.py`: a file
+        if len(ids) == 1:
+            return ids[0]
+        if ids:
+            raise AmbiguousSymbol(name, sorted(ids))
+        raise NodeNotFound(
+            f"no file or symbol {name!r} in the code graph; give a path, a symbol id "
+            f"(path::Class.method), a dotted module, module.qname or a unique short name"
+        )
+
+    def _named(self, name: str) -> list[str]:
+        """Symbol ids whose qualified name is ``name`` or ends with ``.name``."""
+        if self._by_last is None:
+            by_last: dict[str, list[str]] = {}
+            for sid in self.symbols:
+                by_last.setdefault(sid.rsplit(".", 1)[-1].rsplit("::", 1)[-1], []).append(sid)
+            self._by_last = by_last
+        last = name.rsplit(".", 1)[-1]
+        out = []
+        for sid in self._by_last.get(last, ()):
+            qname = split_symbol_id(sid)[1] or ""
+            if qname == name or qname.endswith("." + name):
+                out.append(sid)
+        return sorted(out)
+
+    def _path_suffix(self, path: str) -> list[str]:
+        path = path.strip("/")
+        if path in self.files:
+            return [path]
+        return sorted(f for f in self.files if f.endswith("/" + path))
 
     @staticmethod
     def file_of(node: str) -> str:

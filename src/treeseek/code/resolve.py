@@ -25,7 +25,7 @@ from treeseek.code.model import (
     ResolvedEdge,
     ResolvedEntrypoint,
 )
-from treeseek.code.resolve_base import UNRESOLVED, Target, TreeFacts
+from treeseek.code.resolve_base import UNRESOLVED, Resolver, Target, TreeFacts
 from treeseek.code.resolve_other import other_resolvers
 from treeseek.code.resolve_python import PythonResolver
 
@@ -34,7 +34,13 @@ from treeseek.code.resolve_python import PythonResolver
 class ResolvedTree:
     edges: list[ResolvedEdge] = field(default_factory=list)
     entrypoints: list[ResolvedEntrypoint] = field(default_factory=list)
+    #: language -> the resolver that made these edges, for query-time lookups that go further
+    #: (:mod:`treeseek.search.graph.call_sites`)
+    resolvers: dict[str, Resolver] = field(default_factory=dict, repr=False, compare=False)
     _by_path: dict[str, list[ResolvedEdge]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    _calls_by_name: dict[str, list[ResolvedEdge]] | None = field(
         default=None, init=False, repr=False, compare=False
     )
 
@@ -48,6 +54,19 @@ class ResolvedTree:
             self._by_path = by_path
         return self._by_path.get(path, [])
 
+    def calls_named(self, name: str) -> list[ResolvedEdge]:
+        """The call edges whose callee's last name is ``name`` (``a.b.save`` -> ``save``),
+        however they resolved (an index by name is built on the first call)."""
+        if self._calls_by_name is None:
+            by_name: dict[str, list[ResolvedEdge]] = {}
+            calls = EdgeType.CALLS
+            for edge in self.edges:
+                if edge.type is calls:
+                    last = edge.dst_ref.rsplit(".", 1)[-1]
+                    by_name.setdefault(last, []).append(edge)
+            self._calls_by_name = by_name
+        return self._calls_by_name.get(name, [])
+
     def stats(self) -> dict[str, int]:
         resolved = sum(1 for e in self.edges if e.resolution is Resolution.RESOLVED)
         located = sum(1 for e in self.edges if e.dst_path is not None)
@@ -57,7 +76,7 @@ class ResolvedTree:
 def resolve_tree(indexes: Mapping[str, FileCodeIndex]) -> ResolvedTree:
     facts = TreeFacts.build(indexes)
     resolvers = {"python": PythonResolver(facts), **other_resolvers(facts)}
-    out = ResolvedTree()
+    out = ResolvedTree(resolvers=resolvers)
     for path, ix in indexes.items():
         resolver = resolvers.get(ix.language or "")
         for edge in ix.edges:

@@ -97,7 +97,7 @@ class Resolver:
         else:
             target = None
             if len(parts) > 1 and scope:
-                typed = self._typed_parameter(path, scope, head)
+                typed = self.typed_parameter(path, scope, head)
                 if typed is not None:
                     return _demote(self._walk_members(typed, parts[1:]), truncated)
             target = self._local(path, scope, parts)
@@ -133,7 +133,7 @@ class Resolver:
             todo.extend(self.base_classes(*where))
         return None
 
-    def _typed_parameter(self, path: str, scope: str, name: str) -> Target | None:
+    def typed_parameter(self, path: str, scope: str, name: str) -> Target | None:
         """The class a parameter ``name`` of the enclosing function(s) is declared as."""
         symbols = self.facts.symbols.get(path, {})
         q: str | None = scope

