@@ -14,8 +14,8 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
@@ -194,12 +194,9 @@ class Service:
         """Whether budgeted context (spans, outlines, name paths) is available."""
         return hasattr(self.db, "disclose")
 
-    @contextmanager
-    def snapshot(self) -> Iterator[None]:
-        """One read snapshot of the store (when it offers one; the SQLite store does)."""
-        snap = getattr(self.db.store, "snapshot", None)
-        with snap() if snap is not None else nullcontext():
-            yield
+    def snapshot(self) -> AbstractContextManager[None]:
+        """One read snapshot of the database (:meth:`Database.snapshot`, every store has one)."""
+        return self.db.snapshot()
 
     @property
     def navigator(self) -> Navigator:
@@ -393,9 +390,7 @@ class Service:
 
     # -- code structure ------------------------------------------------------------------
     def _graph(self, tree: str) -> TreeCodeGraph:
-        from treeseek.search.graph.tree_graph import cached_tree_graph
-
-        return cached_tree_graph(self.db.caches, self.db.store, self.db.tree(tree))
+        return self.db.code_graph(tree)
 
     @reading
     def symbols(self, tree: str, path: str) -> dict[str, Any]:
