@@ -189,11 +189,6 @@ class Service:
         self._fresh: dict[tuple[str, str], tuple[float, Freshness]] = {}
         self._lock = threading.Lock()
 
-    @property
-    def has_context(self) -> bool:
-        """Whether budgeted context (spans, outlines, name paths) is available."""
-        return hasattr(self.db, "disclose")
-
     def snapshot(self) -> AbstractContextManager[None]:
         """One read snapshot of the database (:meth:`Database.snapshot`, every store has one)."""
         return self.db.snapshot()
@@ -332,11 +327,7 @@ class Service:
     def _budgeted(
         self, tree: str, question: str, k: int, budget: int, options: dict[str, Any]
     ) -> dict[str, Any]:
-        query: Any = self.db.query  # budget= arrives with the context layer (issue 10)
-        try:
-            ctx = query(tree, question, navigator=self.navigator, k=k, budget=budget, **options)
-        except TypeError as exc:
-            raise ConfigError("budgeted context is not available in this version") from exc
+        ctx = self.db.query(tree, question, navigator=self.navigator, k=k, budget=budget, **options)
         data: dict[str, Any] = ctx.to_dict()
         return data
 
@@ -422,19 +413,8 @@ class Service:
     @reading
     def outline(self, tree: str, path: str = "") -> dict[str, Any]:
         """The symbols of a file, or of every code file under a directory."""
-        path = check_path(path)
-        outline = getattr(self.db, "outline", None)  # the context layer (issue 10)
-        if outline is not None:
-            data: dict[str, Any] = outline(tree, path).to_dict()
-            return data
-        symbols = self.symbols(tree, path)
-        depth = {s["qname"]: s["qname"].count(".") for s in symbols["symbols"]}
-        items = [{**s, "depth": depth[s["qname"]]} for s in symbols["symbols"]]
-        return {
-            "tree": tree,
-            "path": symbols["path"],
-            "files": [{"path": symbols["path"], "items": items}],
-        }
+        data: dict[str, Any] = self.db.outline(tree, check_path(path)).to_dict()
+        return data
 
     @reading
     def find_symbol(self, tree: str, name: str) -> dict[str, Any]:
@@ -442,10 +422,7 @@ class Service:
         with its code; AmbiguousSymbol (with the candidates) when several match."""
         if "\x00" in name:
             raise PathError("name contains a NUL byte")
-        resolve = getattr(self.db, "resolve_symbol", None)  # the context layer (issue 10)
-        if resolve is None:
-            raise ConfigError("find_symbol needs the context layer (not in this version)")
-        found = resolve(tree, name)
+        found = self.db.resolve_symbol(tree, name)
         symbol = found.symbol
         span = self.read(tree, found.path, symbol.start_line, symbol.end_line)
         return {
