@@ -496,6 +496,7 @@ class SQLiteStore:
             return conn
         if self._closed:
             raise StoreError(f"the database {self.path} is closed")
+        conn = None
         try:
             if self._ro_query:
                 uri = f"{self.path.resolve().as_uri()}?{self._ro_query}"
@@ -519,7 +520,10 @@ class SQLiteStore:
                 mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
                 conn.execute("PRAGMA synchronous = NORMAL")
         except sqlite3.DatabaseError as exc:
-            if not self._ro_query and primary_code(exc) in (SQLITE_READONLY, SQLITE_CANTOPEN):
+            if conn is not None:
+                conn.close()
+            retry = primary_code(exc) in (SQLITE_READONLY, SQLITE_CANTOPEN)
+            if retry and not self._ro_query and self.path.exists():
                 # a read-only mount or file os.access did not see (root, say): read-only
                 self.read_only = f"writing failed: {exc}"
                 self._ro_query = "mode=ro&immutable=1"
