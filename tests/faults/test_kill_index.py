@@ -147,6 +147,7 @@ def test_kill_9_during_index_leaves_an_intact_database(tmp_path: Path) -> None:
 
 
 @pytest.mark.long
+@pytest.mark.timeout(6 * 3600)
 def test_kill_9_many_times(tmp_path: Path) -> None:
     rnd = random.Random(1311)
     trials = [Trial(rnd.choice(("time", "commit")), rnd.random() < 0.5) for _ in range(LONG_KILLS)]
