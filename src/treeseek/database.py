@@ -13,10 +13,13 @@ A database holds several named trees. Index a directory (git-aware), a path list
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, overload
 
 from treeseek._closing import Closing
 from treeseek.config import resolve_db_path
@@ -39,6 +42,7 @@ if TYPE_CHECKING:
     from treeseek.context import Context, Level, Outline, ResolvedSymbol, Span
     from treeseek.llm.base import Navigator
     from treeseek.search.base import FileHit, Result
+    from treeseek.search.graph.tree_graph import TreeCodeGraph
 
 NodeRef = str | Node
 #: the shape of :func:`~treeseek.trees.model.node_id_for_path` ids
@@ -83,6 +87,35 @@ def normalize_query_path(path: str) -> str:
     if path.startswith("/") or ".." in parts:
         raise PathError(f"path {path!r} is not inside the tree; give a repo-relative path")
     return "/".join(parts)
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def reads(
+    method: Callable[Concatenate[Database, P], R],
+) -> Callable[Concatenate[Database, P], R]:
+    """A read of several rows that must see one version: the method runs inside one
+    :meth:`Database.snapshot` (a writer committing meanwhile is seen before or after, whole)."""
+
+    @functools.wraps(method)
+    def wrapper(self: Database, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        with self.store.snapshot():
+            return method(self, *args, **kwargs)
+
+    return wrapper
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """A tree view read in one snapshot: the tree, the start node and the children of every
+    node shown (``depth`` levels below ``start``), by parent id in stored sibling order."""
+
+    info: TreeInfo
+    start: Node
+    depth: int
+    children: dict[str, list[Node]]
 
 
 class Database(Closing):
@@ -215,12 +248,20 @@ class Database(Closing):
         self.store.delete_tree(name)
 
     # -- reading -------------------------------------------------------------------------
+    def snapshot(self) -> AbstractContextManager[None]:
+        """A block whose reads all see one committed version of the database (reentrant):
+        ``with db.snapshot(): ...`` around reads that must agree while a writer re-indexes.
+        :meth:`query`, :meth:`listing`, :meth:`outline`, the content and graph reads take
+        one themselves."""
+        return self.store.snapshot()
+
     def trees(self) -> list[TreeInfo]:
         return self.store.trees()
 
     def tree(self, name: str) -> TreeInfo:
         return self.store.tree(check_tree_name(name))
 
+    @reads
     def freshness(self, name: str) -> Freshness:
         """What tree ``name`` was built from and whether its source changed since
         (:mod:`treeseek.index.freshness`: a stat of each stored file, no reads)."""
@@ -247,6 +288,7 @@ class Database(Closing):
             )
         return found
 
+    @reads
     def children(self, tree: str, ref: NodeRef = ROOT_PATH) -> list[Node]:
         """Direct children of a node (id, path or Node) in stored sibling order."""
         if isinstance(ref, Node):
@@ -259,8 +301,9 @@ class Database(Closing):
 
     def walk(self, tree: str, ref: NodeRef = ROOT_PATH) -> Iterator[Node]:
         """Depth-first, in stored sibling order (the order a tree view shows)."""
-        start = self.node(tree, ref)
-        nodes = list(self.store.subtree(tree, start.path))
+        with self.store.snapshot():
+            start = self.node(tree, ref)
+            nodes = list(self.store.subtree(tree, start.path))
         by_parent: dict[str | None, list[Node]] = {}
         for node in nodes:
             by_parent.setdefault(node.parent_id, []).append(node)
@@ -272,6 +315,33 @@ class Database(Closing):
             yield node
             stack.extend(reversed(by_parent.get(node.id, [])))
 
+    @reads
+    def listing(self, tree: str, ref: NodeRef = ROOT_PATH, depth: int = 1) -> Listing:
+        """A tree view of ``depth`` levels under ``ref`` (``treeseek show``), read in one
+        snapshot: one batched read per level, every level of the same version."""
+        if not isinstance(depth, int) or isinstance(depth, bool) or depth < 0:
+            raise ConfigError(f"depth is an integer >= 0, got {depth!r:.80}")
+        info = self.tree(tree)
+        start = self.node(tree, ref)
+        children: dict[str, list[Node]] = {}
+        frontier = [start] if start.has_children else []
+        for _ in range(depth):
+            if not frontier:
+                break
+            found = self.store.children_many(tree, [n.id for n in frontier])
+            children.update(found)
+            frontier = [c for n in frontier for c in found[n.id] if c.has_children]
+        return Listing(info=info, start=start, depth=depth, children=children)
+
+    @reads
+    def code_graph(self, tree: str) -> TreeCodeGraph:
+        """The code graph of tree ``tree`` (files, symbols, edges, entrypoints), built from
+        one version and cached per version."""
+        from treeseek.search.graph.tree_graph import cached_tree_graph
+
+        return cached_tree_graph(self.caches, self.store, self.tree(tree))
+
+    @reads
     def content(self, tree: str, ref: NodeRef) -> bytes | None:
         """The stored bytes of a file, or None (directory, binary, too large, path-only...)."""
         return self.store.content(tree, self.node(tree, ref).id)
@@ -359,17 +429,18 @@ class Database(Closing):
         budgeted = budget is not None or disclose is not None
         if budgeted:
             options.setdefault("include_content", False)  # spans read the lines themselves
-        result = run_query(
-            self.store,
-            self.tree(tree),
-            question,
-            QueryOptions(**options),
-            navigator,
-            caches=self.caches,
-        )
-        if not budgeted:
-            return result
-        return self.disclose(tree, result, disclose or "spans", budget=budget, query=question)
+        with self.store.snapshot():  # ranking, contents and spans: one version
+            result = run_query(
+                self.store,
+                self.tree(tree),
+                question,
+                QueryOptions(**options),
+                navigator,
+                caches=self.caches,
+            )
+            if not budgeted:
+                return result
+            return self.disclose(tree, result, disclose or "spans", budget=budget, query=question)
 
     # -- context -------------------------------------------------------------------------
     def _source(self, tree: str) -> Any:
@@ -378,6 +449,7 @@ class Database(Closing):
         self.tree(tree)  # TreeNotFound early
         return TreeSource(self.store, tree)
 
+    @reads
     def disclose(
         self,
         tree: str,
@@ -420,6 +492,7 @@ class Database(Closing):
         (:func:`treeseek.context.select.select`): ``disclose(..., "spans")``."""
         return self.disclose(tree, hits, "spans", budget=budget, query=query)
 
+    @reads
     def outline(self, tree: str, path: str = "") -> Outline:
         """The symbols of a file, or of every file under a directory, with signatures, line
         spans and first docstring lines."""
@@ -427,6 +500,7 @@ class Database(Closing):
 
         return _outline(self._source(tree), normalize_query_path(path))
 
+    @reads
     def expand(
         self, tree: str, item: str, *, margin: int = 0, budget: int | None = None
     ) -> Context:
@@ -437,6 +511,7 @@ class Database(Closing):
 
         return _expand(self._source(tree), item, margin=margin, budget=budget)
 
+    @reads
     def lines(self, tree: str, path: str, start: int | None = None, end: int | None = None) -> Span:
         """Lines ``start..end`` (1-based, inclusive; ``end=None``: to the end of the file) of a
         file as a span; a range outside the file raises PathError."""
@@ -450,6 +525,7 @@ class Database(Closing):
             start = 1
         return line_span(source, node.path, start, end)
 
+    @reads
     def resolve_symbol(self, tree: str, name: str) -> ResolvedSymbol:
         """The one symbol a name path (or a unique short name) names; raises
         :class:`~treeseek.errors.AmbiguousSymbol` with the candidates when several match."""

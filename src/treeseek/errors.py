@@ -37,6 +37,19 @@ class SchemaError(StoreError):
     """The database schema is unknown to this version of treeseek."""
 
 
+class CorruptDatabase(StoreError):
+    """The database file is damaged: reads of its damaged pages fail and nothing is written
+    to it until ``treeseek db check`` finds it intact."""
+
+
+class DiskFull(StoreError):
+    """A write ran out of disk space or hit a file-size limit (it was rolled back)."""
+
+
+class ReadOnlyDatabase(StoreError):
+    """The database can be read but not written (file mode, directory or mount)."""
+
+
 class TreeNotFound(StoreError):
     """No tree with the given name exists in the database."""
 

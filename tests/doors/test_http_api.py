@@ -516,11 +516,7 @@ def test_wall_time_limit(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
 
 # -- budgeted context, outline, symbols by name (the context layer) -----------------------------
 
-HAS_CONTEXT = hasattr(treeseek.Database, "resolve_symbol")
-needs_context = pytest.mark.skipif(not HAS_CONTEXT, reason="the context layer is not merged")
 
-
-@needs_context
 def test_query_with_a_budget_answers_spans(client: httpx.Client) -> None:
     answer = client.post(
         "/v1/trees/demo/query", json={"question": "normalize_name strips and titles", "budget": 300}
@@ -533,7 +529,6 @@ def test_query_with_a_budget_answers_spans(client: httpx.Client) -> None:
     assert answer["freshness"]["stale"] is False
 
 
-@needs_context
 def test_outline_and_find_symbol(client: httpx.Client) -> None:
     outline = client.get("/v1/trees/demo/outline", params={"path": "app/service.py"}).json()
     names = [i["name_path"] for f in outline["files"] for i in f["items"]]

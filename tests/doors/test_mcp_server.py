@@ -17,14 +17,12 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 import treeseek
-from treeseek.database import Database
 from treeseek.mcp.run import BearerAuth
 from treeseek.mcp.server import build_server
 from treeseek.service import Service
 
 SRC = str(Path(treeseek.__file__).resolve().parents[1])
 TOOLS = {"trees", "search", "read", "outline", "find_symbol", "references", "index"}
-HAS_CONTEXT = hasattr(Database, "resolve_symbol")
 
 
 def text(result: Any) -> str:
@@ -110,28 +108,23 @@ async def exercise(client: Client, project: Path) -> None:
     )
     assert [line.split()[1] for line in filtered.splitlines()[1:]] == ["app/api/users.py"]
 
-    if HAS_CONTEXT:
-        spans = text(
-            await client.call_tool(
-                "search", {"tree": "demo", "question": "normalize_name title", "budget": 400}
-            )
+    spans = text(
+        await client.call_tool(
+            "search", {"tree": "demo", "question": "normalize_name title", "budget": 400}
         )
-        head, _, body = spans.partition("\n")
-        assert "/400 tokens" in head
-        assert "== app/service.py:" in body and ":def normalize_name(name):" in body
-        symbol = text(
-            await client.call_tool("find_symbol", {"tree": "demo", "name": "normalize_name"})
-        )
-        assert symbol.splitlines()[0].startswith("app/service.py::normalize_name  app/service.py:")
-        assert "def normalize_name(name):" in symbol
-        ambiguous = await client.call_tool("find_symbol", {"tree": "demo", "name": "get_user"})
-        assert ambiguous.is_error
-        assert "app/service.py::UserService.get_user" in text(ambiguous)
-        assert "app/service.py::AdminService.get_user" in text(ambiguous)
-        outline = text(
-            await client.call_tool("outline", {"tree": "demo", "path": "app/service.py"})
-        )
-        assert "UserService" in outline and "normalize_name" in outline
+    )
+    head, _, body = spans.partition("\n")
+    assert "/400 tokens" in head
+    assert "== app/service.py:" in body and ":def normalize_name(name):" in body
+    symbol = text(await client.call_tool("find_symbol", {"tree": "demo", "name": "normalize_name"}))
+    assert symbol.splitlines()[0].startswith("app/service.py::normalize_name  app/service.py:")
+    assert "def normalize_name(name):" in symbol
+    ambiguous = await client.call_tool("find_symbol", {"tree": "demo", "name": "get_user"})
+    assert ambiguous.is_error
+    assert "app/service.py::UserService.get_user" in text(ambiguous)
+    assert "app/service.py::AdminService.get_user" in text(ambiguous)
+    outline = text(await client.call_tool("outline", {"tree": "demo", "path": "app/service.py"}))
+    assert "UserService" in outline and "normalize_name" in outline
 
     # index: progress while it runs, done only once committed (then searchable)
     (project / "app" / "late.py").write_text("def latecomer_function():\n    return 1\n")

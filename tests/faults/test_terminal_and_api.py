@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from pathlib import Path
 
 import pytest
@@ -121,17 +122,35 @@ def test_a_lone_surrogate_question_is_answered(hostile_db: treeseek.Database) ->
 
 
 @pytest.mark.parametrize("strategy", ["beam", "block"])
-def test_tree_deleted_mid_query_is_a_clear_error(
+def test_tree_deleted_mid_query_answers_from_its_snapshot_then_is_a_clear_error(
     hostile_db: treeseek.Database, strategy: str
 ) -> None:
+    """Another writer deletes the tree while a query runs: the query reads one version, the
+    one it started on, to the end (never "no files found" from half a tree); the next query
+    says the tree is gone."""
+    deleted = threading.Event()
+
     def delete_then_open_dirs(request):  # type: ignore[no-untyped-def]
-        hostile_db.delete(TREE)
+        if not deleted.is_set():
+            writer = threading.Thread(target=hostile_db.delete, args=(TREE,))
+            writer.start()
+            writer.join(timeout=60)
+            deleted.set()
         return ScriptedReply([c.id for c in request.candidates if c.type == "directory"])
 
+    def open_dirs(request):  # type: ignore[no-untyped-def]
+        return ScriptedReply([c.id for c in request.candidates if c.type == "directory"])
+
+    control = hostile_db.query(TREE, "q", navigator=ScriptedNavigator(open_dirs), strategy=strategy)
+    result = hostile_db.query(
+        TREE, "q", navigator=ScriptedNavigator(delete_then_open_dirs), strategy=strategy
+    )
+    assert deleted.is_set()
+    assert [f.path for f in result.files] == [f.path for f in control.files]
+    assert len(result.trace.rounds) == len(control.trace.rounds) > 1  # it read on, whole
+    assert not hostile_db.store.has_tree(TREE)
     with pytest.raises(TreeNotFound):
-        hostile_db.query(
-            TREE, "q", navigator=ScriptedNavigator(delete_then_open_dirs), strategy=strategy
-        )
+        hostile_db.query(TREE, "q", strategy=strategy)
 
 
 def test_directory_emptied_mid_query_is_not_no_files_found(

@@ -63,6 +63,10 @@ def open_database(
     import treeseek
 
     database = treeseek.open(db, hooks=hooks, create=create)
+    if database.store.read_only is not None:
+        err_console.print(
+            f"[dim]note: the database is open read-only: {database.store.read_only}[/dim]"
+        )
     try:
         yield database
     finally:

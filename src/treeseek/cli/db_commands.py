@@ -1,8 +1,9 @@
-"""Database commands: ``db migrate``, ``db copy``.
+"""Database commands: ``db migrate``, ``db copy``, ``db check``.
 
 treeseek db migrate --db postgresql://treeseek@db.internal/treeseek
 treeseek db copy ~/.local/share/treeseek/treeseek.db postgresql://treeseek@db.internal/treeseek
 treeseek db copy postgresql://treeseek@db.internal/treeseek laptop.db --tree django
+treeseek db check --db repo.db [--full]     # exit 0 intact, 3 damaged, 1 cannot check
 """
 
 from __future__ import annotations
@@ -16,10 +17,14 @@ from treeseek.cli.app import app
 from treeseek.cli.common import DbOption, JsonOption, display_path, out_console, print_json
 from treeseek.config import resolve_db_path
 from treeseek.index.transfer import copy_trees
-from treeseek.store import open_store
+from treeseek.store import check_store, open_store
+
+#: the exit status of ``db check`` when the database is damaged (1: it could not be checked)
+DAMAGED_EXIT = 3
 
 db_app = typer.Typer(
-    name="db", help="Manage a database: migrate its schema, copy trees between databases."
+    name="db",
+    help="Manage a database: migrate its schema, copy trees between databases, check it.",
 )
 app.add_typer(db_app)
 
@@ -67,3 +72,33 @@ def copy_command(
             f"copied [bold]{display_path(c.name)}[/bold]: {c.nodes} nodes, {c.contents} contents"
             f" ({c.new_contents} new), {c.code_files} parsed files, {c.vectors} vectors"
         )
+
+
+@db_app.command("check")
+def check_command(
+    db: DbOption = None,
+    full: Annotated[
+        bool, typer.Option("--full", help="SQLite: integrity_check (slower, complete).")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Check that a database is intact (SQLite: quick_check, or integrity_check with --full;
+    both: schema version and cross-table invariants). Exit status 0 intact, 3 damaged, 1 when
+    it cannot be checked. Never writes to the database; an intact SQLite file loses the mark
+    that made treeseek refuse to write into it."""
+    location = resolve_db_path(db)
+    report = check_store(location, full=full)
+    if as_json:
+        print_json({**asdict(report), "ok": report.ok})
+    elif report.ok:
+        out_console.print(f"{display_path(report.location)}: intact ({', '.join(report.checks)})")
+    else:
+        for problem in report.problems:
+            typer.echo(f"{report.location}: {problem}", err=True)
+        typer.echo(
+            f"error: the database {report.location} is damaged; restore it from a backup, or"
+            " delete it and index again (treeseek will not write into it meanwhile)",
+            err=True,
+        )
+    if not report.ok:
+        raise typer.Exit(DAMAGED_EXIT)

@@ -38,7 +38,6 @@ from treeseek.cli.common import (
 from treeseek.code.graph import EDGE_KINDS, CodeGraph
 from treeseek.search.graph import call_sites
 from treeseek.search.graph.traverse import code_graph_policy, files_from_hits, traverse
-from treeseek.search.graph.tree_graph import tree_code_graph
 
 RELATIONS = (
     "callers",
@@ -79,8 +78,7 @@ def graph_command(
     if hops < 0 or k < 1:
         usage_error("--hops must be >= 0 and -k >= 1")
     with open_database(db) as database:
-        database.tree(tree)  # a clear error for an unknown tree
-        loaded = tree_code_graph(database.store, tree)
+        loaded = database.code_graph(tree)  # one version (TreeNotFound for an unknown tree)
         graph = loaded.graph
         if relation == "entrypoints":
             rows: list[dict[str, Any]] = [

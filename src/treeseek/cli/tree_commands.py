@@ -42,7 +42,6 @@ from treeseek.cli.common import (
     print_json,
     usage_error,
 )
-from treeseek.database import Database
 from treeseek.errors import NodeNotFound
 from treeseek.index.run import DEFAULT_MAX_FILE_BYTES, IndexHook, IndexProgress, IndexReport
 from treeseek.trees.model import ContentStatus, Node, TreeInfo
@@ -256,20 +255,6 @@ def _label(node: Node) -> str:
     return f"{name}{note}"
 
 
-def _levels(database: Database, tree: str, start: Node, depth: int) -> dict[str, list[Node]]:
-    """Children of every node shown (directories, and document sections with subsections),
-    one batched read per level."""
-    children: dict[str, list[Node]] = {}
-    frontier = [start] if start.has_children else []
-    for _ in range(depth):
-        if not frontier:
-            break
-        found = database.store.children_many(tree, [n.id for n in frontier])
-        children.update(found)
-        frontier = [c for n in frontier for c in found[n.id] if c.has_children]
-    return children
-
-
 @app.command("show")
 def show_command(
     tree: Annotated[str, typer.Argument(help="Tree name (see `treeseek trees`).")],
@@ -280,9 +265,8 @@ def show_command(
 ) -> None:
     """Show a tree as a tree view, directories first (the stored sibling order)."""
     with open_database(db) as database:
-        info = database.tree(tree)
-        start = database.node(tree, path)
-        children = _levels(database, tree, start, depth)
+        listing = database.listing(tree, path, depth)  # one version, every level
+    info, start, children = listing.info, listing.start, listing.children
     if as_json:
         nodes: list[Node] = [start]
         for group in children.values():
@@ -327,7 +311,7 @@ def cat_command(
     """Print a file's stored content (from the database, not from disk)."""
     from treeseek.cli.context_commands import cat_lines
 
-    with open_database(db) as database:
+    with open_database(db) as database, database.snapshot():
         if cat_lines(database, tree, path, as_json):
             return
         node = database.node(tree, path)

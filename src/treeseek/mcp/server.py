@@ -138,7 +138,7 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
         keeps files under a directory, `language` files of one language (python, ...); with
         either, the answer is the file list."""
         filtered = bool(path or language)
-        spans = budget if budget > 0 and service.has_context and not filtered else None
+        spans = budget if budget > 0 and not filtered else None
 
         def run() -> dict[str, Any]:
             wanted = min(service.limits.max_k, k * 5) if filtered else k

@@ -14,8 +14,8 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
@@ -189,17 +189,9 @@ class Service:
         self._fresh: dict[tuple[str, str], tuple[float, Freshness]] = {}
         self._lock = threading.Lock()
 
-    @property
-    def has_context(self) -> bool:
-        """Whether budgeted context (spans, outlines, name paths) is available."""
-        return hasattr(self.db, "disclose")
-
-    @contextmanager
-    def snapshot(self) -> Iterator[None]:
-        """One read snapshot of the store (when it offers one; the SQLite store does)."""
-        snap = getattr(self.db.store, "snapshot", None)
-        with snap() if snap is not None else nullcontext():
-            yield
+    def snapshot(self) -> AbstractContextManager[None]:
+        """One read snapshot of the database (:meth:`Database.snapshot`, every store has one)."""
+        return self.db.snapshot()
 
     @property
     def navigator(self) -> Navigator:
@@ -335,11 +327,7 @@ class Service:
     def _budgeted(
         self, tree: str, question: str, k: int, budget: int, options: dict[str, Any]
     ) -> dict[str, Any]:
-        query: Any = self.db.query  # budget= arrives with the context layer (issue 10)
-        try:
-            ctx = query(tree, question, navigator=self.navigator, k=k, budget=budget, **options)
-        except TypeError as exc:
-            raise ConfigError("budgeted context is not available in this version") from exc
+        ctx = self.db.query(tree, question, navigator=self.navigator, k=k, budget=budget, **options)
         data: dict[str, Any] = ctx.to_dict()
         return data
 
@@ -393,9 +381,7 @@ class Service:
 
     # -- code structure ------------------------------------------------------------------
     def _graph(self, tree: str) -> TreeCodeGraph:
-        from treeseek.search.graph.tree_graph import cached_tree_graph
-
-        return cached_tree_graph(self.db.caches, self.db.store, self.db.tree(tree))
+        return self.db.code_graph(tree)
 
     @reading
     def symbols(self, tree: str, path: str) -> dict[str, Any]:
@@ -427,19 +413,8 @@ class Service:
     @reading
     def outline(self, tree: str, path: str = "") -> dict[str, Any]:
         """The symbols of a file, or of every code file under a directory."""
-        path = check_path(path)
-        outline = getattr(self.db, "outline", None)  # the context layer (issue 10)
-        if outline is not None:
-            data: dict[str, Any] = outline(tree, path).to_dict()
-            return data
-        symbols = self.symbols(tree, path)
-        depth = {s["qname"]: s["qname"].count(".") for s in symbols["symbols"]}
-        items = [{**s, "depth": depth[s["qname"]]} for s in symbols["symbols"]]
-        return {
-            "tree": tree,
-            "path": symbols["path"],
-            "files": [{"path": symbols["path"], "items": items}],
-        }
+        data: dict[str, Any] = self.db.outline(tree, check_path(path)).to_dict()
+        return data
 
     @reading
     def find_symbol(self, tree: str, name: str) -> dict[str, Any]:
@@ -447,10 +422,7 @@ class Service:
         with its code; AmbiguousSymbol (with the candidates) when several match."""
         if "\x00" in name:
             raise PathError("name contains a NUL byte")
-        resolve = getattr(self.db, "resolve_symbol", None)  # the context layer (issue 10)
-        if resolve is None:
-            raise ConfigError("find_symbol needs the context layer (not in this version)")
-        found = resolve(tree, name)
+        found = self.db.resolve_symbol(tree, name)
         symbol = found.symbol
         span = self.read(tree, found.path, symbol.start_line, symbol.end_line)
         return {

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from treeseek.errors import StoreError
 from treeseek.store.base import FileState, Store, TreeWriter
+from treeseek.store.check import StoreCheck
 from treeseek.store.code_base import CodeStore, CodeWriter
 
 #: URL schemes :func:`open_store` reads as a SQLite file (``sqlite:///abs/path.db``)
@@ -49,12 +50,33 @@ def open_store(location: str | Path) -> Store:
     )
 
 
+def check_store(location: str | Path, *, full: bool = False) -> StoreCheck:
+    """Check the database at ``location`` without migrating or writing it: a SQLite file is
+    checked on a read-only connection of its own (so a file too damaged to open as a store is
+    still reported), a PostgreSQL database through its store."""
+    from treeseek.store.check import check_sqlite
+    from treeseek.store.migrations import MIGRATIONS
+
+    if isinstance(location, Path) or not is_url(location):
+        path = Path(str(location).removeprefix("sqlite:///"))
+        return check_sqlite(path, full=full, schema_version=MIGRATIONS[-1].version)
+    from treeseek.store.postgres import PostgresStore
+
+    store = PostgresStore(location, migrate=False)
+    try:
+        return store.check(full=full)
+    finally:
+        store.close()
+
+
 __all__ = [
     "CodeStore",
     "CodeWriter",
     "FileState",
     "Store",
+    "StoreCheck",
     "TreeWriter",
+    "check_store",
     "is_url",
     "open_store",
 ]

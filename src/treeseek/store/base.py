@@ -5,6 +5,9 @@ file contents shared by all trees (compressed, keyed by content hash, so identic
 stored once). Writes happen inside a :class:`TreeWriter` transaction: readers in other threads
 or processes keep seeing the previous version of the tree until the writer commits, and a
 writer that is interrupted (exception, kill) leaves the previous version intact.
+
+Reads that belong together (one query, one listing) run inside :meth:`Store.snapshot`: every
+read in the block sees one committed version, whole, while writers go on committing.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from treeseek.store.check import StoreCheck
 from treeseek.store.code_base import CodeStore, CodeWriter
 from treeseek.trees.model import Node, PathOnlyNodes, TreeInfo
 
@@ -85,6 +89,12 @@ class Store(Protocol):
     def write_tree(self, name: str) -> AbstractContextManager[TreeWriter]:
         """Open an atomic write of tree ``name`` (created if missing)."""
 
+    def snapshot(self) -> AbstractContextManager[None]:
+        """Every read of the calling thread inside the block sees one committed version of the
+        whole store (one read transaction), whatever writers commit meanwhile. Reentrant; a
+        snapshot opened inside a write of the same thread reads the write's own rows. Do not
+        write inside a snapshot."""
+
     # -- nodes ---------------------------------------------------------------------------
     def root(self, tree: str) -> Node: ...
 
@@ -120,6 +130,13 @@ class Store(Protocol):
         """The code layers (C0-C3, term counts, vectors) of the contents of every tree."""
 
     # -- lifecycle -----------------------------------------------------------------------
+    #: why the store is open for reading only (a read-only file, directory or mount), or None
+    read_only: str | None
+
+    def check(self, *, full: bool = False) -> StoreCheck:
+        """Whether the database is intact (``treeseek db check``; ``full``: the slow, complete
+        check where the backend has one)."""
+
     def local_files(self) -> list[Path]:
         """The local files holding this store (an indexer must not index them); empty for a
         store that is not on this machine's disk."""

@@ -47,6 +47,7 @@ from treeseek.code.model import (
     Symbol,
     SymbolKind,
 )
+from treeseek.errors import StoreError
 from treeseek.store._sql import batched, qmarks
 from treeseek.store.code_base import (
     ChunkSpan,
@@ -57,6 +58,7 @@ from treeseek.store.code_base import (
     PreparedCode,
     SymbolHit,
 )
+from treeseek.store.failures import translate_failures
 from treeseek.store.sqlite_terms import Vocabulary, as_uint32, encode_bag, encode_parts, term_ids
 
 ContentReader = Callable[[Sequence[str]], dict[str, bytes]]
@@ -74,6 +76,7 @@ def _json_list(value: Sequence[str]) -> str:
     return json.dumps(list(value)) if value else "[]"
 
 
+@translate_failures(sqlite3.Error)
 class SQLiteCodeStore:
     """The code layers in the same SQLite database as the trees (implements ``CodeWriter``,
     and so ``CodeStore``).
@@ -83,8 +86,15 @@ class SQLiteCodeStore:
     ``read_contents`` returns raw bytes by content hash and gives chunks their text.
     """
 
-    def __init__(self, connect: Connect, read_contents: ContentReader) -> None:
+    def __init__(
+        self,
+        connect: Connect,
+        read_contents: ContentReader,
+        *,
+        failure: Callable[[Exception], StoreError],
+    ) -> None:
         self._connect = connect
+        self._failure = failure
         self._read_contents = read_contents
         self._vocabulary = Vocabulary(connect)
 

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from treeseek.errors import ConfigError, NodeNotFound, SchemaError, StoreError, TreeNotFound
 from treeseek.store.base import FileState
+from treeseek.store.check import INVARIANTS, StoreCheck
 from treeseek.store.code_postgres import PostgresCodeStore
 from treeseek.store.migrations import POSTGRES_MIGRATIONS, PostgresMigration
 from treeseek.trees.model import (
@@ -362,6 +363,10 @@ class PostgresStore:
         self._pool_lock = threading.Lock()
         self._closed = False
         self._writing = threading.local()
+        #: per thread: the connection of an open :meth:`snapshot` (a read-only transaction)
+        self._reading = threading.local()
+        #: a PostgreSQL store is never opened read-only (the server's grants decide)
+        self.read_only: str | None = None
         if migrate:
             self.migrate()
         self._code = PostgresCodeStore(self._connection, self.contents, writer=False)
@@ -422,11 +427,67 @@ class PostgresStore:
             writer._flush_code()
             yield writer.connection
             return
+        snapshot: psycopg.Connection[Any] | None = getattr(self._reading, "conn", None)
+        if snapshot is not None:
+            yield snapshot
+            return
         try:
             with self._pool.connection(timeout=60) as conn:
                 yield conn
         except psycopg.OperationalError as exc:
             raise StoreError(f"the database {redact(self.url)} failed: {exc}") from exc
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Every read of this thread in the block sees one committed version: one pooled
+        connection in a ``REPEATABLE READ READ ONLY`` transaction (MVCC: writers go on and
+        commit meanwhile). Reentrant; inside a write of this thread it reads the write's rows."""
+        if getattr(self._writing, "writer", None) is not None or getattr(
+            self._reading, "conn", None
+        ):
+            yield
+            return
+        with self._connection() as conn, conn.transaction():
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            self._reading.conn = conn
+            try:
+                yield
+            finally:
+                self._reading.conn = None
+
+    def check(self, *, full: bool = False) -> StoreCheck:
+        """The connection, the schema version, pgvector and the cross-table invariants
+        (:data:`~treeseek.store.check.INVARIANTS`) in one read-only snapshot (the server
+        checksums its pages itself; ``full`` changes nothing)."""
+        import psycopg
+
+        report = StoreCheck(redact(self.url))
+        known = self._migrations[-1].version if self._migrations else 0
+        try:
+            with self.snapshot(), self._connection() as conn:
+                report.checks.append("connection")
+                version = self._version(conn)
+                report.checks.append(f"schema version {version}")
+                if version != known:
+                    report.problems.append(
+                        f"schema version {version}, this treeseek knows {known}"
+                        + ("; run `treeseek db migrate`" if version < known else "")
+                    )
+                    return report
+                has_vector = conn.execute(
+                    "SELECT 1 FROM pg_extension WHERE extname = 'vector'"
+                ).fetchone()
+                report.checks.append("pgvector")
+                if has_vector is None:
+                    report.problems.append("the vector extension is not installed")
+                for what, sql in INVARIANTS:
+                    report.checks.append(what)
+                    row = conn.execute(sql).fetchone()
+                    if row is not None and int(row[0]):
+                        report.problems.append(f"{int(row[0])} {what}")
+        except (psycopg.Error, StoreError) as exc:
+            report.problems.append(f"{type(exc).__name__}: {str(exc).strip()[:300]}")
+        return report
 
     def code(self) -> PostgresCodeStore:
         return self._code

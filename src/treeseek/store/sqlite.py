@@ -22,6 +22,8 @@ byte-wise ordering and subtree range reads work for them like for any other path
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
 import threading
 import zlib
@@ -31,10 +33,25 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from treeseek.errors import NodeNotFound, SchemaError, StoreError, TreeNotFound
+from treeseek.errors import (
+    CorruptDatabase,
+    NodeNotFound,
+    ReadOnlyDatabase,
+    SchemaError,
+    StoreError,
+    TreeNotFound,
+)
 from treeseek.store._sql import batched, qmarks
 from treeseek.store.base import FileState
+from treeseek.store.check import StoreCheck, check_sqlite
 from treeseek.store.code_sqlite import SQLiteCodeStore
+from treeseek.store.failures import (
+    SQLITE_CANTOPEN,
+    SQLITE_READONLY,
+    primary_code,
+    sqlite_failure,
+    translate_failures,
+)
 from treeseek.store.migrations import (
     MIGRATIONS,
     NODE_INDEXES,
@@ -124,6 +141,7 @@ def _prefix_range(path: str) -> tuple[str, str]:
     return path + "/", path + "0"
 
 
+@translate_failures(sqlite3.Error)
 class SQLiteTreeWriter:
     """One atomic write of one tree (see :class:`treeseek.store.base.TreeWriter`)."""
 
@@ -145,10 +163,15 @@ class SQLiteTreeWriter:
         vocabulary it has read serves every file of the write)."""
         if self._code is None:
             connection = self.connection
-            self._code = SQLiteCodeStore(lambda: connection, self._store.contents)
+            self._code = SQLiteCodeStore(
+                lambda: connection, self._store.contents, failure=self._store._failure
+            )
         return self._code
 
     # -- contents ------------------------------------------------------------------------
+    def _failure(self, exc: Exception) -> StoreError:
+        return self._store._failure(exc)
+
     def put_contents(self, items: Iterable[tuple[str, bytes]]) -> None:
         pending = dict(items)
         if not pending:
@@ -368,8 +391,17 @@ class SQLiteTreeWriter:
         self._store._delete_orphans(self.connection, self._maybe_orphaned)
 
 
+@translate_failures(sqlite3.Error)
 class SQLiteStore:
-    """Trees, nodes and contents in one SQLite file (see :class:`treeseek.store.base.Store`)."""
+    """Trees, nodes and contents in one SQLite file (see :class:`treeseek.store.base.Store`).
+
+    A database this process cannot write (a file without write permission, a read-only
+    directory or mount) is opened read-only (``mode=ro``; ``immutable`` when its WAL index
+    cannot be created): every read works, a write raises
+    :class:`~treeseek.errors.ReadOnlyDatabase`, and :attr:`read_only` says why. A database
+    found damaged (:class:`~treeseek.errors.CorruptDatabase`) is marked by a side file
+    (``<db>-corrupt``): no write touches it until ``treeseek db check`` finds it intact.
+    """
 
     def __init__(self, path: str | Path, *, migrations: list[Migration] | None = None) -> None:
         self.path = Path(path)
@@ -380,15 +412,82 @@ class SQLiteStore:
         self._lock = threading.Lock()
         self._closed = False
         self._columns_cache: dict[str, list[str]] = {}
-        self._code = SQLiteCodeStore(self._conn, self.contents)
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(
-                f"cannot create the database directory {self.path.parent}: {exc.strerror};"
-                " pass --db (or set TREESEEK_DB) to a writable location"
-            ) from exc
+        self._code = SQLiteCodeStore(self._conn, self.contents, failure=self._failure)
+        #: why this database is opened read-only (None: read-write); the URI query then
+        self.read_only: str | None = None
+        self._ro_query = ""
+        if self.path.exists():
+            self._choose_read_only()
+        else:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(
+                    f"cannot create the database directory {self.path.parent}: {exc.strerror};"
+                    " pass --db (or set TREESEEK_DB) to a writable location"
+                ) from exc
         self._migrate(self._conn())
+
+    def _choose_read_only(self) -> None:
+        """Read-only when the file or (for a WAL index not there yet) its directory cannot
+        be written; ``immutable`` when not even a read-only WAL index can be made."""
+        directory = self.path.parent
+        shm = Path(f"{self.path}-shm")
+        mounted_ro = _read_only_mount(directory)
+        file_ok = os.access(self.path, os.W_OK)
+        if file_ok and os.access(directory, os.W_OK) and not mounted_ro:
+            return
+        if not file_ok or mounted_ro:
+            self.read_only = "the file is read-only"
+        else:
+            self.read_only = "its directory is read-only"
+        if shm.exists() and os.access(shm, os.W_OK) and not mounted_ro:
+            self._ro_query = "mode=ro"
+        else:
+            self._ro_query = "mode=ro&immutable=1"
+            self.read_only += " (opened immutable: changes not yet checkpointed are not seen)"
+
+    def _failure(self, exc: Exception) -> StoreError:
+        """The one-line error of ``exc`` (:func:`~treeseek.store.failures.sqlite_failure`);
+        a damaged file is marked so that no later write touches it."""
+        if isinstance(exc, StoreError):
+            return exc
+        if not isinstance(exc, sqlite3.Error):
+            return StoreError(f"the database {self.path} failed: {exc}")
+        error = sqlite_failure(exc, self.path)
+        if isinstance(error, CorruptDatabase):
+            self._mark_corrupt(str(exc))
+        if isinstance(error, ReadOnlyDatabase) and self.read_only is None:
+            self.read_only = "writing failed"
+        return error
+
+    @property
+    def corrupt_marker(self) -> Path:
+        """The side file that marks this database as found damaged."""
+        return Path(f"{self.path}-corrupt")
+
+    def _mark_corrupt(self, detail: str) -> None:
+        # a read-only directory keeps no mark: the error itself still says what to do
+        with contextlib.suppress(OSError):
+            self.corrupt_marker.write_text(
+                f"{datetime.now(UTC).isoformat()} {detail}\n", encoding="utf-8"
+            )
+
+    def _check_writable(self) -> None:
+        """Raise before a write into a read-only or known-damaged database."""
+        if self.read_only is not None:
+            raise ReadOnlyDatabase(
+                f"the database {self.path} is read-only ({self.read_only}); reading works,"
+                " writing needs write permission on the file and its directory"
+            )
+        if self.corrupt_marker.exists():
+            found = self.corrupt_marker.read_text(encoding="utf-8", errors="replace").strip()
+            raise CorruptDatabase(
+                f"the database {self.path} was found damaged ({found[:200]}); treeseek does not"
+                f" write into it: run `treeseek db check --db {self.path}` (it clears the mark"
+                " when the file is intact), or restore it from a backup or delete it and index"
+                " again"
+            )
 
     # -- connections ---------------------------------------------------------------------
     def _conn(self) -> sqlite3.Connection:
@@ -397,23 +496,39 @@ class SQLiteStore:
             return conn
         if self._closed:
             raise StoreError(f"the database {self.path} is closed")
+        conn = None
         try:
-            conn = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=30
-            )
+            if self._ro_query:
+                uri = f"{self.path.resolve().as_uri()}?{self._ro_query}"
+                conn = sqlite3.connect(
+                    uri, uri=True, isolation_level=None, check_same_thread=False, timeout=30
+                )
+            else:
+                conn = sqlite3.connect(
+                    self.path, isolation_level=None, check_same_thread=False, timeout=30
+                )
             conn.text_factory = _decode_text
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            # only effective on a new, empty file: bigger pages make bulk inserts cheaper
-            conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
             conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             conn.execute("PRAGMA foreign_keys = ON")
-            conn.execute("PRAGMA synchronous = NORMAL")
+            if self._ro_query:
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                mode = "wal"
+            else:
+                # only effective on a new, empty file: bigger pages make bulk inserts cheaper
+                conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
+                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                conn.execute("PRAGMA synchronous = NORMAL")
         except sqlite3.DatabaseError as exc:
-            raise StoreError(
-                f"cannot open the database {self.path}: {exc}; is it a treeseek database?"
-                " Pass --db (or set TREESEEK_DB) to another file"
-            ) from exc
+            if conn is not None:
+                conn.close()
+            retry = primary_code(exc) in (SQLITE_READONLY, SQLITE_CANTOPEN)
+            if retry and not self._ro_query and self.path.exists():
+                # a read-only mount or file os.access did not see (root, say): read-only
+                self.read_only = f"writing failed: {exc}"
+                self._ro_query = "mode=ro&immutable=1"
+                return self._conn()
+            raise self._failure(exc) from exc
         if str(mode).lower() != "wal":
             raise StoreError(f"cannot switch {self.path} to WAL mode (got {mode!r})")
         self._local.conn = conn
@@ -421,13 +536,19 @@ class SQLiteStore:
             self._all.append(conn)
         return conn
 
+    def check(self, *, full: bool = False) -> StoreCheck:
+        """:func:`~treeseek.store.check.check_sqlite` of this file."""
+        known = self._migrations[-1].version if self._migrations else 0
+        return check_sqlite(self.path, full=full, schema_version=known)
+
     def code(self) -> SQLiteCodeStore:
         """The code layers of this database (reads on the calling thread's connection)."""
         return self._code
 
     def local_files(self) -> list[Path]:
-        """The database file and its WAL, shared-memory and journal side files."""
-        return [Path(f"{self.path}{suffix}") for suffix in ("", "-wal", "-shm", "-journal")]
+        """The database file and its WAL, shared-memory, journal and damage-mark side files."""
+        suffixes = ("", "-wal", "-shm", "-journal", "-corrupt")
+        return [Path(f"{self.path}{suffix}") for suffix in suffixes]
 
     def close(self) -> None:
         with self._lock:
@@ -449,14 +570,35 @@ class SQLiteStore:
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
         try:
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS schema_version ("
-                " version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_at TEXT NOT NULL)"
-            )
+            exists = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+            ).fetchone()
+            if exists is None and self.read_only is None:
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY,"
+                    " description TEXT NOT NULL, applied_at TEXT NOT NULL)"
+                )
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"cannot use the database {self.path}: {exc}") from exc
+            code = primary_code(exc)
+            if code is not None and code not in (SQLITE_READONLY, SQLITE_CANTOPEN):
+                raise self._failure(exc) from exc
+            raise StoreError(
+                f"cannot use the database {self.path}: {exc}; is it a treeseek database?"
+                " Pass --db (or set TREESEEK_DB) to another file"
+            ) from exc
+        if exists is None and self.read_only is not None:
+            raise StoreError(
+                f"{self.path} is not a treeseek database (and it is read-only:"
+                f" {self.read_only}); pass --db (or set TREESEEK_DB) to another file"
+            )
         known = self._migrations[-1].version if self._migrations else 0
         current = self._version(conn)
+        if current < known and self.read_only is not None:
+            raise SchemaError(
+                f"the database {self.path} has schema version {current} and needs migrating to"
+                f" {known}, but it is read-only ({self.read_only}); open it once writable or"
+                " use a copy"
+            )
         if current > known:
             raise SchemaError(
                 f"the database {self.path} has schema version {current}, newer than this"
@@ -557,6 +699,7 @@ class SQLiteStore:
     def _transaction(self, conn: sqlite3.Connection) -> Iterator[None]:
         if conn.in_transaction:
             raise StoreError("nested write: a write transaction is already open on this thread")
+        self._check_writable()
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
@@ -567,9 +710,15 @@ class SQLiteStore:
         try:
             yield
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite may have rolled back already (a full disk)
+                conn.execute("ROLLBACK")
             raise
-        conn.execute("COMMIT")
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.Error:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
@@ -768,3 +917,11 @@ class SQLiteStore:
                 " AND NOT EXISTS (SELECT 1 FROM nodes WHERE nodes.content_hash = contents.hash)",
                 tuple(chunk),
             )
+
+
+def _read_only_mount(directory: Path) -> bool:
+    """Whether ``directory`` is on a file system mounted read-only."""
+    try:
+        return bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
