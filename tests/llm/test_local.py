@@ -182,7 +182,7 @@ def test_grammar_narrows_ids_and_count() -> None:
 def test_fit_segments_drops_the_oldest_and_keeps_the_last_two() -> None:
     segments = ["a" * 300, "b" * 300, "c" * 300, "d" * 30]
     assert fit_segments(segments, "q" * 30, 1000) == (segments, 0)
-    kept, dropped = fit_segments(segments, "q" * 30, 150)  # 450 bytes at 3 bytes a token
+    kept, dropped = fit_segments(segments, "q" * 30, 200)  # 400 bytes at 2 bytes a token
     assert (kept, dropped) == (segments[2:], 2)
     assert fit_segments(segments, "q" * 3000, 10) == (segments[2:], 2)  # never fewer than two
 
