@@ -58,6 +58,7 @@ from treeseek.store.code_base import (
     SymbolHit,
 )
 from treeseek.store.sqlite_terms import Vocabulary, as_uint32, encode_bag, encode_parts, term_ids
+from treeseek.store.vector_search import exact_nearest
 
 ContentReader = Callable[[Sequence[str]], dict[str, bytes]]
 Connect = Callable[[], sqlite3.Connection]
@@ -519,3 +520,23 @@ class SQLiteCodeStore:
     def vector_kinds(self) -> list[tuple[str, str]]:
         rows = self._conn.execute("SELECT DISTINCT model, kind FROM code_vectors ORDER BY 1, 2")
         return [(str(m), str(k)) for m, k in rows]
+
+    def nearest(
+        self,
+        model: str,
+        kind: str,
+        query: npt.NDArray[np.float32],
+        k: int,
+        hashes: Collection[str] | None = None,
+    ) -> list[tuple[str, float]]:
+        """Exact: every vector among ``hashes`` scored (see ``CodeStore.nearest``)."""
+        if hashes is None:
+            rows = self._conn.execute(
+                "SELECT content_hash, vec FROM code_vectors WHERE model = ? AND kind = ?",
+                (model, kind),
+            )
+            found = {h: np.frombuffer(blob, dtype=np.float32) for h, blob in rows}
+        else:
+            found = self.vectors(model, kind, hashes)
+        dim = int(np.asarray(query).shape[0])
+        return exact_nearest({h: v for h, v in found.items() if v.shape[0] == dim}, query, k)
