@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from treeseek.code.model import Chunk, ChunkType, Edge, EdgeType, Entrypoint, Symbol, SymbolKind
+from treeseek.code.model import Chunk, ChunkType, Edge, Entrypoint, Symbol, SymbolKind
 from treeseek.store.code_base import (
     ChunkSpan,
     CodeFileInfo,
@@ -36,6 +36,18 @@ from treeseek.store.migrations import (
     POSTGRES_CODE_TABLES,
     postgres_vector_index_name,
     postgres_vector_index_sql,
+)
+from treeseek.store.rows import (
+    CHUNK_COLUMNS,
+    CODE_FILE_COLUMNS,
+    EDGE_COLUMNS,
+    ENTRYPOINT_COLUMNS,
+    SYMBOL_COLUMNS,
+    chunks_from_rows,
+    code_file_from_row,
+    edge_from_row,
+    entrypoint_from_row,
+    symbol_from_row,
 )
 from treeseek.store.sqlite_terms import as_uint32, encode_bag, encode_parts
 from treeseek.store.vector_search import exact_nearest
@@ -366,34 +378,20 @@ class PostgresCodeStore:
     def code_files(self, hashes: Collection[str]) -> dict[str, CodeFileInfo]:
         with self._read() as conn:
             rows = conn.execute(
-                "SELECT content_hash, language, parse_error, chunk_count, symbol_count"
-                " FROM code_files WHERE content_hash = ANY(%s)",
+                f"SELECT {CODE_FILE_COLUMNS} FROM code_files WHERE content_hash = ANY(%s)",
                 (list(hashes),),
             ).fetchall()
-        return {r[0]: CodeFileInfo(r[0], r[1], r[2], r[3], r[4]) for r in rows}
+        return {r[0]: code_file_from_row(r) for r in rows}
 
     def chunks(self, content_hash: str) -> list[Chunk]:
         with self._read() as conn:
             rows = conn.execute(
-                "SELECT idx, type, start_line, end_line, symbol FROM code_chunks"
-                " WHERE content_hash = %s ORDER BY idx",
+                f"SELECT {CHUNK_COLUMNS} FROM code_chunks WHERE content_hash = %s ORDER BY idx",
                 (content_hash,),
             ).fetchall()
         if not rows:
             return []
-        data = self._read_contents([content_hash]).get(content_hash, b"")
-        lines = data.decode("utf-8", "replace").splitlines()
-        return [
-            Chunk(
-                index=r[0],
-                type=ChunkType(r[1]),
-                start_line=r[2],
-                end_line=r[3],
-                text="\n".join(lines[r[2] - 1 : r[3]]),
-                symbol=r[4],
-            )
-            for r in rows
-        ]
+        return chunks_from_rows(rows, self._read_contents([content_hash]).get(content_hash, b""))
 
     def chunk_documents(self, hashes: Collection[str]) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
@@ -414,65 +412,30 @@ class PostgresCodeStore:
         out: dict[str, list[Symbol]] = {}
         with self._read() as conn:
             rows = conn.execute(
-                "SELECT content_hash, qname, name, kind, start_line, end_line, signature,"
-                " decorators, docstring, parent, is_entry, lang_payload FROM code_symbols"
+                f"SELECT content_hash, {SYMBOL_COLUMNS} FROM code_symbols"
                 " WHERE content_hash = ANY(%s) ORDER BY content_hash, ord",
                 (list(hashes),),
             ).fetchall()
         for row in rows:
-            out.setdefault(row[0], []).append(
-                Symbol(
-                    qname=row[1],
-                    name=row[2],
-                    kind=SymbolKind(row[3]),
-                    start_line=row[4],
-                    end_line=row[5],
-                    signature=row[6],
-                    decorators=tuple(json.loads(row[7])),
-                    docstring=row[8],
-                    parent=row[9],
-                    is_entry_candidate=bool(row[10]),
-                    lang_payload=json.loads(row[11]),
-                )
-            )
+            out.setdefault(row[0], []).append(symbol_from_row(row, 1))
         return out
 
     def edges(self, content_hash: str) -> list[Edge]:
         with self._read() as conn:
             rows = conn.execute(
-                "SELECT type, src, dst_ref, line, lang_payload FROM code_edges"
-                " WHERE content_hash = %s ORDER BY ord",
+                f"SELECT {EDGE_COLUMNS} FROM code_edges WHERE content_hash = %s ORDER BY ord",
                 (content_hash,),
             ).fetchall()
-        return [
-            Edge(
-                type=EdgeType(r[0]),
-                src=r[1],
-                dst_ref=r[2],
-                line=r[3],
-                lang_payload=json.loads(r[4]),
-            )
-            for r in rows
-        ]
+        return [edge_from_row(r) for r in rows]
 
     def entrypoints(self, content_hash: str) -> list[Entrypoint]:
         with self._read() as conn:
             rows = conn.execute(
-                "SELECT entry_type, framework, route_or_command, handler, line, lang_payload"
-                " FROM code_entrypoints WHERE content_hash = %s ORDER BY ord",
+                f"SELECT {ENTRYPOINT_COLUMNS} FROM code_entrypoints"
+                " WHERE content_hash = %s ORDER BY ord",
                 (content_hash,),
             ).fetchall()
-        return [
-            Entrypoint(
-                entry_type=r[0],
-                framework=r[1],
-                route_or_command=r[2],
-                handler=r[3],
-                line=r[4],
-                lang_payload=json.loads(r[5]),
-            )
-            for r in rows
-        ]
+        return [entrypoint_from_row(r) for r in rows]
 
     def term_ids(self, terms: Collection[str]) -> dict[str, int]:
         with self._read() as conn:

@@ -44,6 +44,9 @@ from treeseek.errors import (
 from treeseek.store.base import FileState
 from treeseek.store.code_postgres import PostgresCodeStore
 from treeseek.store.migrations import POSTGRES_MIGRATIONS, PostgresMigration
+from treeseek.store.rows import NODE_COLUMNS as _NODE_COLUMNS
+from treeseek.store.rows import TREE_COLUMNS as _TREE_COLUMNS
+from treeseek.store.rows import node_from_row, tree_info_from_row
 from treeseek.trees.model import (
     ROOT_PATH,
     ContentStatus,
@@ -71,14 +74,6 @@ TREE_LOCK_NAMESPACE = 0x7EE5
 MIGRATION_LOCK_KEY = 0x7EE5_0001
 POOL_MAX = int(os.environ.get("TREESEEK_PG_POOL_MAX", "8"))
 
-_NODE_COLUMNS = (
-    "node_id, path, type, parent_id, depth, ord, child_count, size, content_hash, content_status"
-)
-_TYPES = {t.value: t for t in NodeType}
-_STATUSES = {s.value: s for s in ContentStatus}
-_TREE_COLUMNS = (
-    "name, source, root, node_count, file_count, dir_count, max_depth, built_at, updated_at"
-)
 _INSTALL = "pip install 'treeseek[postgres]'"
 
 
@@ -103,32 +98,11 @@ def _s(raw: bytes | memoryview) -> str:
 
 
 def _row_to_node(row: Sequence[Any]) -> Node:
-    return Node(
-        id=row[0],
-        path=_s(row[1]),
-        type=_TYPES[row[2]],
-        parent_id=row[3],
-        depth=row[4],
-        order=row[5],
-        child_count=row[6],
-        size=row[7],
-        content_hash=row[8],
-        content_status=_STATUSES[row[9]],
-    )
+    return node_from_row(row, _s(row[1]))
 
 
 def _row_to_info(row: Sequence[Any]) -> TreeInfo:
-    return TreeInfo(
-        name=row[0],
-        source=TreeSource(row[1]),
-        root=_s(row[2]),
-        node_count=row[3],
-        file_count=row[4],
-        dir_count=row[5],
-        max_depth=row[6],
-        built_at=datetime.fromisoformat(row[7]),
-        updated_at=datetime.fromisoformat(row[8]),
-    )
+    return tree_info_from_row(row, _s(row[2]))
 
 
 def _prefix_range(path: str) -> tuple[bytes, bytes]:
