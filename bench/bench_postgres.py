@@ -29,6 +29,7 @@ import argparse
 import json
 import multiprocessing
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -73,6 +74,7 @@ def postgres(url: str | None) -> Iterator[str]:
         yield uri
     finally:
         server.cleanup()
+        shutil.rmtree(pgdata, ignore_errors=True)  # the data directory: gigabytes at scale
 
 
 _count = 0

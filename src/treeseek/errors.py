@@ -33,6 +33,10 @@ class StoreError(TreeseekError):
     """The database cannot be opened, read or written."""
 
 
+class StatementTimeout(StoreError):
+    """A database statement ran longer than the database's statement timeout."""
+
+
 class SchemaError(StoreError):
     """The database schema is unknown to this version of treeseek."""
 

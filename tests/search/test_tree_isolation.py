@@ -1,14 +1,16 @@
-"""A tree's results depend only on that tree and the question (issue 9).
+"""A tree's results depend only on that tree and the question (issue 9), on both backends.
 
 Two trees indexed into one database must rank and score exactly as each does in a database
 holding it alone: every statistic (document counts, document frequencies, average lengths)
-is the tree's own, and no cache is shared between databases.
+is the tree's own, and no cache is shared between databases. Every test runs on SQLite files
+and on PostgreSQL databases (one schema each, on the session's server).
 """
 
 from __future__ import annotations
 
 import gc
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -156,8 +158,11 @@ def _write(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
-def _open(path: Path) -> Database:
-    return treeseek.open(path, hooks=[CodeIndexHook(workers=1)])
+Location = Callable[[str], Any]
+
+
+def _open(location: Path | str) -> Database:
+    return treeseek.open(location, hooks=[CodeIndexHook(workers=1)])
 
 
 def _answers(db: Database, tree: str) -> list[Any]:
@@ -181,15 +186,17 @@ def _answers(db: Database, tree: str) -> list[Any]:
     return out
 
 
-def test_two_trees_in_one_database_rank_and_score_as_each_alone(tmp_path: Path) -> None:
+def test_two_trees_in_one_database_rank_and_score_as_each_alone(
+    tmp_path: Path, db_location: Location
+) -> None:
     requests_repo = _write(tmp_path / "requests", REQUESTS)
     flask_repo = _write(tmp_path / "flask", FLASK)
     alone: dict[str, list[Any]] = {}
     for name, repo in (("requests", requests_repo), ("flask", flask_repo)):
-        with _open(tmp_path / f"{name}.db") as db:
+        with _open(db_location(name)) as db:
             db.index(repo, name=name)
             alone[name] = _answers(db, name)
-    with _open(tmp_path / "both.db") as db:
+    with _open(db_location("both")) as db:
         db.index(requests_repo, name="requests")
         db.index(flask_repo, name="flask")
         for name in ("requests", "flask"):
@@ -206,11 +213,11 @@ def test_two_trees_in_one_database_rank_and_score_as_each_alone(tmp_path: Path) 
     assert top[0] == "requests/sessions.py" and top[2].chunk is not None
 
 
-def test_indexing_another_tree_later_changes_nothing(tmp_path: Path) -> None:
+def test_indexing_another_tree_later_changes_nothing(tmp_path: Path, db_location: Location) -> None:
     """The same database before and after another tree arrives (caches rebuilt or not)."""
     requests_repo = _write(tmp_path / "requests", REQUESTS)
     flask_repo = _write(tmp_path / "flask", FLASK)
-    with _open(tmp_path / "grow.db") as db:
+    with _open(db_location("grow")) as db:
         db.index(requests_repo, name="requests")
         before = _answers(db, "requests")
         db.index(flask_repo, name="flask")
@@ -219,11 +226,11 @@ def test_indexing_another_tree_later_changes_nothing(tmp_path: Path) -> None:
         assert _answers(db, "requests") == before
 
 
-def test_two_databases_in_one_process_share_no_cache(tmp_path: Path) -> None:
+def test_two_databases_in_one_process_share_no_cache(tmp_path: Path, db_location: Location) -> None:
     """Same tree name, different contents, one process: each database answers from its own
     tree, and closing a database frees what it cached."""
     question = "which function handles redirects"
-    with _open(tmp_path / "a.db") as a, _open(tmp_path / "b.db") as b:
+    with _open(db_location("a")) as a, _open(db_location("b")) as b:
         a.index(_write(tmp_path / "requests", REQUESTS), name="repo")
         b.index(_write(tmp_path / "flask", FLASK), name="repo")
         for _ in range(2):  # the second round answers from each database's caches
@@ -244,8 +251,10 @@ def test_two_databases_in_one_process_share_no_cache(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("strategy", ["traverse"])
-def test_graph_strategies_keep_their_graphs_per_database(tmp_path: Path, strategy: str) -> None:
-    with _open(tmp_path / "a.db") as a, _open(tmp_path / "b.db") as b:
+def test_graph_strategies_keep_their_graphs_per_database(
+    tmp_path: Path, db_location: Location, strategy: str
+) -> None:
+    with _open(db_location("a")) as a, _open(db_location("b")) as b:
         a.index(_write(tmp_path / "requests", REQUESTS), name="repo")
         b.index(_write(tmp_path / "flask", FLASK), name="repo")
         ra = a.query("repo", "resolve redirects", strategy=strategy, include_content=False)

@@ -1,6 +1,7 @@
 """The doors and the watcher: ``serve`` (HTTP API), ``mcp`` (MCP server), ``watch``.
 
 treeseek serve --port 8080                         # http://127.0.0.1:8080/v1
+treeseek serve --db postgresql://me@db/ts --workers 4   # 4 processes, one pool each
 TREESEEK_TOKEN=... treeseek serve --host 0.0.0.0   # beyond loopback only with a token
 treeseek mcp                                       # stdio, what agents launch
 treeseek mcp --http --port 8765                    # streamable HTTP at /mcp
@@ -57,13 +58,34 @@ def serve_command(
     max_seconds: Annotated[float, typer.Option(help="Wall-time limit of a request.")] = 60.0,
     llm: LlmOption = None,
     db: DbOption = None,
+    workers: Annotated[
+        int,
+        typer.Option(
+            help="Worker processes (more than 1: PostgreSQL only; each has its own pool).", min=1
+        ),
+    ] = 1,
+    statement_timeout: Annotated[
+        float | None,
+        typer.Option(
+            help="PostgreSQL: seconds a read statement may run (default:"
+            " $TREESEEK_PG_STATEMENT_TIMEOUT, else 60; 0: no limit).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Serve the HTTP API (/v1: trees, index jobs, query, files, symbols, graph, retrieve)."""
+    import os
+
     from treeseek.server import read_token, serve
     from treeseek.service import Limits
+    from treeseek.store.postgres import READ_TIMEOUT_ENV
 
     if max_seconds <= 0:
         usage_error("--max-seconds must be > 0")
+    if statement_timeout is not None:
+        if statement_timeout < 0:
+            usage_error("--statement-timeout must be >= 0")
+        os.environ[READ_TIMEOUT_ENV] = f"{statement_timeout:g}"  # this process and its workers
     with handle_errors():
         serve(
             host=host,
@@ -73,6 +95,7 @@ def serve_command(
             index_roots=index_root or [],
             limits=Limits(max_seconds=max_seconds),
             llm=llm,
+            workers=workers,
         )
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+import os
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, TypeVar
 
@@ -194,7 +195,7 @@ def create_app(service: Service, *, token: str | None = None, jobs: Jobs | None 
 
     @get("/health", m.Health)
     async def health() -> dict[str, Any]:
-        return {"status": "ok", "version": treeseek.__version__}
+        return {"status": "ok", "version": treeseek.__version__, "worker": os.getpid()}
 
     @get("/trees", m.TreeList)
     async def list_trees(freshness: bool = True) -> dict[str, Any]:

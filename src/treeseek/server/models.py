@@ -273,3 +273,4 @@ class RetrieveResponse(BaseModel):
 class Health(BaseModel):
     status: Literal["ok"]
     version: str
+    worker: int  # the process id of the worker that answered (``serve --workers N``)

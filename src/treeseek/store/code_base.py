@@ -182,6 +182,20 @@ class CodeStore(Protocol):
         """The (model, kind) pairs that have stored vectors (what a copy of a database
         carries over)."""
 
+    def nearest(
+        self,
+        model: str,
+        kind: str,
+        query: npt.NDArray[np.float32],
+        k: int,
+        hashes: Collection[str] | None = None,
+    ) -> list[tuple[str, float]]:
+        """The ``k`` contents (among ``hashes``, e.g. one tree's; all when ``None``) whose
+        ``model``/``kind`` vectors are most similar to ``query`` by cosine similarity, highest
+        first, scored by :func:`treeseek.store.vector_search.exact_nearest`. SQLite scores
+        every candidate (exact); PostgreSQL finds the candidates with its HNSW index
+        (approximate: it may miss a few of the exact ``k``)."""
+
 
 @runtime_checkable
 class CodeWriter(CodeStore, Protocol):

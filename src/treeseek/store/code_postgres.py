@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from treeseek.code.model import Chunk, ChunkType, Edge, EdgeType, Entrypoint, Symbol, SymbolKind
+from treeseek.code.model import Chunk, ChunkType, Edge, Entrypoint, Symbol, SymbolKind
 from treeseek.store.code_base import (
     ChunkSpan,
     CodeFileInfo,
@@ -37,7 +37,20 @@ from treeseek.store.migrations import (
     postgres_vector_index_name,
     postgres_vector_index_sql,
 )
+from treeseek.store.rows import (
+    CHUNK_COLUMNS,
+    CODE_FILE_COLUMNS,
+    EDGE_COLUMNS,
+    ENTRYPOINT_COLUMNS,
+    SYMBOL_COLUMNS,
+    chunks_from_rows,
+    code_file_from_row,
+    edge_from_row,
+    entrypoint_from_row,
+    symbol_from_row,
+)
 from treeseek.store.sqlite_terms import as_uint32, encode_bag, encode_parts
+from treeseek.store.vector_search import exact_nearest
 
 if TYPE_CHECKING:
     import psycopg
@@ -365,34 +378,20 @@ class PostgresCodeStore:
     def code_files(self, hashes: Collection[str]) -> dict[str, CodeFileInfo]:
         with self._read() as conn:
             rows = conn.execute(
-                "SELECT content_hash, language, parse_error, chunk_count, symbol_count"
-                " FROM code_files WHERE content_hash = ANY(%s)",
+                f"SELECT {CODE_FILE_COLUMNS} FROM code_files WHERE content_hash = ANY(%s)",
                 (list(hashes),),
             ).fetchall()
-        return {r[0]: CodeFileInfo(r[0], r[1], r[2], r[3], r[4]) for r in rows}
+        return {r[0]: code_file_from_row(r) for r in rows}
 
     def chunks(self, content_hash: str) -> list[Chunk]:
         with self._read() as conn:
             rows = conn.execute(
-                "SELECT idx, type, start_line, end_line, symbol FROM code_chunks"
-                " WHERE content_hash = %s ORDER BY idx",
+                f"SELECT {CHUNK_COLUMNS} FROM code_chunks WHERE content_hash = %s ORDER BY idx",
                 (content_hash,),
             ).fetchall()
         if not rows:
             return []
-        data = self._read_contents([content_hash]).get(content_hash, b"")
-        lines = data.decode("utf-8", "replace").splitlines()
-        return [
-            Chunk(
-                index=r[0],
-                type=ChunkType(r[1]),
-                start_line=r[2],
-                end_line=r[3],
-                text="\n".join(lines[r[2] - 1 : r[3]]),
-                symbol=r[4],
-            )
-            for r in rows
-        ]
+        return chunks_from_rows(rows, self._read_contents([content_hash]).get(content_hash, b""))
 
     def chunk_documents(self, hashes: Collection[str]) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
@@ -413,65 +412,30 @@ class PostgresCodeStore:
         out: dict[str, list[Symbol]] = {}
         with self._read() as conn:
             rows = conn.execute(
-                "SELECT content_hash, qname, name, kind, start_line, end_line, signature,"
-                " decorators, docstring, parent, is_entry, lang_payload FROM code_symbols"
+                f"SELECT content_hash, {SYMBOL_COLUMNS} FROM code_symbols"
                 " WHERE content_hash = ANY(%s) ORDER BY content_hash, ord",
                 (list(hashes),),
             ).fetchall()
         for row in rows:
-            out.setdefault(row[0], []).append(
-                Symbol(
-                    qname=row[1],
-                    name=row[2],
-                    kind=SymbolKind(row[3]),
-                    start_line=row[4],
-                    end_line=row[5],
-                    signature=row[6],
-                    decorators=tuple(json.loads(row[7])),
-                    docstring=row[8],
-                    parent=row[9],
-                    is_entry_candidate=bool(row[10]),
-                    lang_payload=json.loads(row[11]),
-                )
-            )
+            out.setdefault(row[0], []).append(symbol_from_row(row, 1))
         return out
 
     def edges(self, content_hash: str) -> list[Edge]:
         with self._read() as conn:
             rows = conn.execute(
-                "SELECT type, src, dst_ref, line, lang_payload FROM code_edges"
-                " WHERE content_hash = %s ORDER BY ord",
+                f"SELECT {EDGE_COLUMNS} FROM code_edges WHERE content_hash = %s ORDER BY ord",
                 (content_hash,),
             ).fetchall()
-        return [
-            Edge(
-                type=EdgeType(r[0]),
-                src=r[1],
-                dst_ref=r[2],
-                line=r[3],
-                lang_payload=json.loads(r[4]),
-            )
-            for r in rows
-        ]
+        return [edge_from_row(r) for r in rows]
 
     def entrypoints(self, content_hash: str) -> list[Entrypoint]:
         with self._read() as conn:
             rows = conn.execute(
-                "SELECT entry_type, framework, route_or_command, handler, line, lang_payload"
-                " FROM code_entrypoints WHERE content_hash = %s ORDER BY ord",
+                f"SELECT {ENTRYPOINT_COLUMNS} FROM code_entrypoints"
+                " WHERE content_hash = %s ORDER BY ord",
                 (content_hash,),
             ).fetchall()
-        return [
-            Entrypoint(
-                entry_type=r[0],
-                framework=r[1],
-                route_or_command=r[2],
-                handler=r[3],
-                line=r[4],
-                lang_payload=json.loads(r[5]),
-            )
-            for r in rows
-        ]
+        return [entrypoint_from_row(r) for r in rows]
 
     def term_ids(self, terms: Collection[str]) -> dict[str, int]:
         with self._read() as conn:
@@ -576,27 +540,117 @@ class PostgresCodeStore:
         k: int,
         hashes: Collection[str] | None = None,
     ) -> list[tuple[str, float]]:
-        """The ``k`` contents whose ``model``/``kind`` vectors are nearest ``query`` by cosine
-        similarity (highest first), by the HNSW index (approximate); ``hashes`` restricts them
-        to one tree's contents (pgvector's iterative scan keeps filling up to ``k``)."""
+        """The ``k`` contents among ``hashes`` nearest ``query`` (see ``CodeStore.nearest``):
+        candidates by the HNSW index of ``model``/``kind`` (:meth:`_nearest_statement`), scored
+        exactly as SQLite scores them. When ``hashes`` holds at most ``k`` contents every one
+        of them is the answer: their vectors are read and scored, no index is needed."""
+        q = np.asarray(query, dtype=np.float32)
+        if k <= 0 or not np.any(q):
+            return []
+        if hashes is not None:
+            hashes = list(dict.fromkeys(hashes))
+            if len(hashes) <= k:
+                found = self.vectors(model, kind, hashes)
+                dim = int(q.shape[0])
+                return exact_nearest({h: v for h, v in found.items() if v.shape[0] == dim}, q, k)
+        with self._read() as conn, conn.transaction():
+            sql, params = self._nearest_statement(conn, model, kind, q, k, hashes)
+            with conn.cursor(binary=True) as cur:
+                rows = cur.execute(sql, params, prepare=False).fetchall()
+        return exact_nearest({h: _as_float32(v) for h, v in rows}, q, k)
+
+    def nearest_plan(
+        self,
+        model: str,
+        kind: str,
+        query: npt.NDArray[np.float32],
+        k: int,
+        hashes: Collection[str] | None = None,
+    ) -> str:
+        """PostgreSQL's plan (``EXPLAIN``) of the statement :meth:`nearest` runs through the
+        index, with the same settings: which index it scans."""
+        q = np.asarray(query, dtype=np.float32)
+        with self._read() as conn, conn.transaction():
+            sql, params = self._nearest_statement(
+                conn, model, kind, q, k, None if hashes is None else list(hashes)
+            )
+            rows = conn.execute(f"EXPLAIN {sql}", params, prepare=False).fetchall()
+        return "\n".join(str(r[0]) for r in rows)
+
+    @staticmethod
+    def _nearest_statement(
+        conn: psycopg.Connection[Any],
+        model: str,
+        kind: str,
+        q: npt.NDArray[np.float32],
+        k: int,
+        hashes: list[str] | None,
+    ) -> tuple[str, list[Any]]:
+        """The ordered HNSW scan of one query, and its settings for this transaction.
+
+        ``ORDER BY vec <=> query LIMIT k`` on the partial expression index of (model, kind,
+        dimension), with these settings local to the transaction:
+
+        - ``hnsw.ef_search``: the breadth of the graph search, :func:`ef_search` (``k``
+          neighbours need a candidate list of at least ``k``; twice ``k`` finds nearly all of
+          the exact ones, see the tests);
+        - ``hnsw.iterative_scan = relaxed_order``: when ``hashes`` (one tree's contents)
+          filters out candidates, the scan goes on until ``k`` are found; the order of the
+          returned rows does not matter (they are scored and sorted exactly afterwards);
+        - ``hnsw.max_scan_tuples``: how far that goes on, :func:`max_scan_tuples` (about four
+          times the vectors expected to be scanned for ``k`` of the tree's);
+        - ``enable_sort = off``: the index is used even where the planner would estimate a
+          scan of the tree's vectors and a sort cheaper (one small tree among many).
+        """
         from pgvector import Vector
 
-        q = np.asarray(query, dtype=np.float32)
         dim = int(q.shape[0])
-        where = "model = %s AND kind = %s AND vector_dims(vec) = %s"
-        params: list[Any] = [model, kind, dim]
+        total = 0
+        if hashes is not None:
+            row = conn.execute(
+                "SELECT reltuples::bigint FROM pg_class WHERE oid = 'code_vectors'::regclass"
+            ).fetchone()
+            total = int(row[0]) if row and row[0] is not None else -1
+            if total < 0:  # never analyzed: count
+                row = conn.execute("SELECT count(*) FROM code_vectors").fetchone()
+                total = int(row[0]) if row else 0
+        conn.execute(f"SET LOCAL hnsw.ef_search = {ef_search(k)}")
+        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        conn.execute(
+            f"SET LOCAL hnsw.max_scan_tuples = {max_scan_tuples(k, total, len(hashes or ()))}"
+        )
+        conn.execute("SET LOCAL enable_sort = off")
+        where = f"model = %s AND kind = %s AND vector_dims(vec) = {dim}"
+        params: list[Any] = [model, kind]
         if hashes is not None:
             where += " AND content_hash = ANY(%s)"
-            params.append(list(hashes))
-        with self._read() as conn, conn.transaction():
-            conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            rows = conn.execute(
-                f"SELECT content_hash, 1 - (vec::vector({dim}) <=> %s::vector({dim})) AS score"
-                f" FROM code_vectors WHERE {where}"
-                f" ORDER BY vec::vector({dim}) <=> %s::vector({dim}) LIMIT %s",
-                (Vector(q), *params, Vector(q), k),
-            ).fetchall()
-        return sorted(((h, float(s)) for h, s in rows), key=lambda r: -r[1])
+            params.append(hashes)
+        sql = (
+            f"SELECT content_hash, vec FROM code_vectors WHERE {where}"
+            f" ORDER BY vec::vector({dim}) <=> %s::vector({dim}) LIMIT %s"
+        )
+        return sql, [*params, Vector(q), k]
+
+
+#: pgvector's bounds of ``hnsw.ef_search``
+EF_SEARCH_MIN = 40
+EF_SEARCH_MAX = 1000
+#: pgvector's default ``hnsw.max_scan_tuples``: the least an iterative scan may visit
+SCAN_TUPLES_MIN = 20_000
+
+
+def ef_search(k: int) -> int:
+    """The HNSW candidate list of a query for ``k`` neighbours: ``2k`` within pgvector's
+    bounds."""
+    return max(EF_SEARCH_MIN, min(EF_SEARCH_MAX, 2 * k))
+
+
+def max_scan_tuples(k: int, total: int, wanted: int) -> int:
+    """How many index tuples an iterative scan may visit to find ``k`` of ``wanted``
+    contents among ``total`` vectors: four times the expected ``k * total / wanted``."""
+    if wanted <= 0:
+        return SCAN_TUPLES_MIN
+    return max(SCAN_TUPLES_MIN, min(2**31 - 1, 4 * k * max(total, wanted) // wanted))
 
 
 def _as_float32(value: Any) -> npt.NDArray[np.float32]:

@@ -42,7 +42,6 @@ from treeseek.code.model import (
     Chunk,
     ChunkType,
     Edge,
-    EdgeType,
     Entrypoint,
     Symbol,
     SymbolKind,
@@ -59,7 +58,20 @@ from treeseek.store.code_base import (
     SymbolHit,
 )
 from treeseek.store.failures import translate_failures
+from treeseek.store.rows import (
+    CHUNK_COLUMNS,
+    CODE_FILE_COLUMNS,
+    EDGE_COLUMNS,
+    ENTRYPOINT_COLUMNS,
+    SYMBOL_COLUMNS,
+    chunks_from_rows,
+    code_file_from_row,
+    edge_from_row,
+    entrypoint_from_row,
+    symbol_from_row,
+)
 from treeseek.store.sqlite_terms import Vocabulary, as_uint32, encode_bag, encode_parts, term_ids
+from treeseek.store.vector_search import exact_nearest
 
 ContentReader = Callable[[Sequence[str]], dict[str, bytes]]
 Connect = Callable[[], sqlite3.Connection]
@@ -340,34 +352,21 @@ class SQLiteCodeStore:
         out: dict[str, CodeFileInfo] = {}
         for batch in batched(list(hashes)):
             for row in self._conn.execute(
-                "SELECT content_hash, language, parse_error, chunk_count, symbol_count"
-                f" FROM code_files WHERE content_hash IN ({qmarks(len(batch))})",
+                f"SELECT {CODE_FILE_COLUMNS} FROM code_files"
+                f" WHERE content_hash IN ({qmarks(len(batch))})",
                 batch,
             ):
-                out[row[0]] = CodeFileInfo(row[0], row[1], row[2], row[3], row[4])
+                out[row[0]] = code_file_from_row(row)
         return out
 
     def chunks(self, content_hash: str) -> list[Chunk]:
         rows = self._conn.execute(
-            "SELECT idx, type, start_line, end_line, symbol FROM code_chunks"
-            " WHERE content_hash = ? ORDER BY idx",
+            f"SELECT {CHUNK_COLUMNS} FROM code_chunks WHERE content_hash = ? ORDER BY idx",
             (content_hash,),
         ).fetchall()
         if not rows:
             return []
-        data = self._read_contents([content_hash]).get(content_hash, b"")
-        lines = data.decode("utf-8", "replace").splitlines()
-        return [
-            Chunk(
-                index=r[0],
-                type=ChunkType(r[1]),
-                start_line=r[2],
-                end_line=r[3],
-                text="\n".join(lines[r[2] - 1 : r[3]]),
-                symbol=r[4],
-            )
-            for r in rows
-        ]
+        return chunks_from_rows(rows, self._read_contents([content_hash]).get(content_hash, b""))
 
     def symbols(self, content_hash: str) -> list[Symbol]:
         return self.symbols_of([content_hash]).get(content_hash, [])
@@ -376,57 +375,28 @@ class SQLiteCodeStore:
         out: dict[str, list[Symbol]] = {}
         for batch in batched(list(hashes)):
             for row in self._conn.execute(
-                "SELECT content_hash, qname, name, kind, start_line, end_line, signature,"
-                " decorators, docstring, parent, is_entry, lang_payload FROM code_symbols"
+                f"SELECT content_hash, {SYMBOL_COLUMNS} FROM code_symbols"
                 f" WHERE content_hash IN ({qmarks(len(batch))}) ORDER BY content_hash, ord",
                 batch,
             ):
-                out.setdefault(row[0], []).append(
-                    Symbol(
-                        qname=row[1],
-                        name=row[2],
-                        kind=SymbolKind(row[3]),
-                        start_line=row[4],
-                        end_line=row[5],
-                        signature=row[6],
-                        decorators=tuple(json.loads(row[7])),
-                        docstring=row[8],
-                        parent=row[9],
-                        is_entry_candidate=bool(row[10]),
-                        lang_payload=json.loads(row[11]),
-                    )
-                )
+                out.setdefault(row[0], []).append(symbol_from_row(row, 1))
         return out
 
     def edges(self, content_hash: str) -> list[Edge]:
         return [
-            Edge(
-                type=EdgeType(r[0]),
-                src=r[1],
-                dst_ref=r[2],
-                line=r[3],
-                lang_payload=json.loads(r[4]),
-            )
+            edge_from_row(r)
             for r in self._conn.execute(
-                "SELECT type, src, dst_ref, line, lang_payload FROM code_edges"
-                " WHERE content_hash = ? ORDER BY ord",
+                f"SELECT {EDGE_COLUMNS} FROM code_edges WHERE content_hash = ? ORDER BY ord",
                 (content_hash,),
             )
         ]
 
     def entrypoints(self, content_hash: str) -> list[Entrypoint]:
         return [
-            Entrypoint(
-                entry_type=r[0],
-                framework=r[1],
-                route_or_command=r[2],
-                handler=r[3],
-                line=r[4],
-                lang_payload=json.loads(r[5]),
-            )
+            entrypoint_from_row(r)
             for r in self._conn.execute(
-                "SELECT entry_type, framework, route_or_command, handler, line, lang_payload"
-                " FROM code_entrypoints WHERE content_hash = ? ORDER BY ord",
+                f"SELECT {ENTRYPOINT_COLUMNS} FROM code_entrypoints"
+                " WHERE content_hash = ? ORDER BY ord",
                 (content_hash,),
             )
         ]
@@ -529,3 +499,23 @@ class SQLiteCodeStore:
     def vector_kinds(self) -> list[tuple[str, str]]:
         rows = self._conn.execute("SELECT DISTINCT model, kind FROM code_vectors ORDER BY 1, 2")
         return [(str(m), str(k)) for m, k in rows]
+
+    def nearest(
+        self,
+        model: str,
+        kind: str,
+        query: npt.NDArray[np.float32],
+        k: int,
+        hashes: Collection[str] | None = None,
+    ) -> list[tuple[str, float]]:
+        """Exact: every vector among ``hashes`` scored (see ``CodeStore.nearest``)."""
+        if hashes is None:
+            rows = self._conn.execute(
+                "SELECT content_hash, vec FROM code_vectors WHERE model = ? AND kind = ?",
+                (model, kind),
+            )
+            found = {h: np.frombuffer(blob, dtype=np.float32) for h, blob in rows}
+        else:
+            found = self.vectors(model, kind, hashes)
+        dim = int(np.asarray(query).shape[0])
+        return exact_nearest({h: v for h, v in found.items() if v.shape[0] == dim}, query, k)

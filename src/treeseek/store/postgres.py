@@ -4,9 +4,12 @@ For a team's server: many processes (indexers, CI jobs, HTTP workers) on one dat
 trees. ``open_store("postgresql://user@host/db")`` opens it; the extra ``treeseek[postgres]``
 provides psycopg 3, its connection pool and the ``pgvector`` package.
 
-Connections: one pool per process (psycopg_pool; a forked child makes its own), autocommit
-connections for reads, a statement timeout on every connection
-(:data:`READ_STATEMENT_TIMEOUT_MS`, :data:`WRITE_STATEMENT_TIMEOUT_MS` inside a write).
+Connections: one pool per process (psycopg_pool; a forked child makes its own, and every
+worker process of ``treeseek serve --workers N`` opens its own store), autocommit connections
+for reads, a statement timeout on every connection (:class:`Timeouts`: 60 s for reads, 30 min
+inside a write, or ``$TREESEEK_PG_STATEMENT_TIMEOUT`` / ``$TREESEEK_PG_WRITE_TIMEOUT`` in
+seconds); a statement that runs longer is cancelled by the server and raises
+:class:`~treeseek.errors.StatementTimeout`.
 
 Writes: :meth:`PostgresStore.write_tree` takes one pooled connection, opens a transaction and
 a transaction-scoped advisory lock on the tree's name, so two writers of one tree run one after
@@ -25,15 +28,26 @@ import threading
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from treeseek.errors import ConfigError, NodeNotFound, SchemaError, StoreError, TreeNotFound
+from treeseek.errors import (
+    ConfigError,
+    NodeNotFound,
+    SchemaError,
+    StatementTimeout,
+    StoreError,
+    TreeNotFound,
+)
 from treeseek.store.base import FileState
 from treeseek.store.check import INVARIANTS, StoreCheck
 from treeseek.store.code_postgres import PostgresCodeStore
 from treeseek.store.migrations import POSTGRES_MIGRATIONS, PostgresMigration
+from treeseek.store.rows import NODE_COLUMNS as _NODE_COLUMNS
+from treeseek.store.rows import TREE_COLUMNS as _TREE_COLUMNS
+from treeseek.store.rows import node_from_row, tree_info_from_row
 from treeseek.trees.model import (
     ROOT_PATH,
     ContentStatus,
@@ -52,20 +66,15 @@ COMPRESSION_LEVEL = 6
 #: every statement of a reader; a writer's transaction raises it (big COPYs, lock waits)
 READ_STATEMENT_TIMEOUT_MS = 60_000
 WRITE_STATEMENT_TIMEOUT_MS = 30 * 60_000
+#: the environment variables that set them, in seconds
+READ_TIMEOUT_ENV = "TREESEEK_PG_STATEMENT_TIMEOUT"
+WRITE_TIMEOUT_ENV = "TREESEEK_PG_WRITE_TIMEOUT"
 #: the advisory-lock namespace of tree writes (the second key is hashtext(tree name))
 TREE_LOCK_NAMESPACE = 0x7EE5
 #: the advisory-lock key that serializes migrations of one database
 MIGRATION_LOCK_KEY = 0x7EE5_0001
 POOL_MAX = int(os.environ.get("TREESEEK_PG_POOL_MAX", "8"))
 
-_NODE_COLUMNS = (
-    "node_id, path, type, parent_id, depth, ord, child_count, size, content_hash, content_status"
-)
-_TYPES = {t.value: t for t in NodeType}
-_STATUSES = {s.value: s for s in ContentStatus}
-_TREE_COLUMNS = (
-    "name, source, root, node_count, file_count, dir_count, max_depth, built_at, updated_at"
-)
 _INSTALL = "pip install 'treeseek[postgres]'"
 
 
@@ -90,32 +99,11 @@ def _s(raw: bytes | memoryview) -> str:
 
 
 def _row_to_node(row: Sequence[Any]) -> Node:
-    return Node(
-        id=row[0],
-        path=_s(row[1]),
-        type=_TYPES[row[2]],
-        parent_id=row[3],
-        depth=row[4],
-        order=row[5],
-        child_count=row[6],
-        size=row[7],
-        content_hash=row[8],
-        content_status=_STATUSES[row[9]],
-    )
+    return node_from_row(row, _s(row[1]))
 
 
 def _row_to_info(row: Sequence[Any]) -> TreeInfo:
-    return TreeInfo(
-        name=row[0],
-        source=TreeSource(row[1]),
-        root=_s(row[2]),
-        node_count=row[3],
-        file_count=row[4],
-        dir_count=row[5],
-        max_depth=row[6],
-        built_at=datetime.fromisoformat(row[7]),
-        updated_at=datetime.fromisoformat(row[8]),
-    )
+    return tree_info_from_row(row, _s(row[2]))
 
 
 def _prefix_range(path: str) -> tuple[bytes, bytes]:
@@ -130,6 +118,38 @@ def redact(url: str) -> str:
     if not at or ":" not in userinfo:
         return url
     return f"{scheme}{sep}{userinfo.split(':', 1)[0]}:***@{host}"
+
+
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    """PostgreSQL statement timeouts in milliseconds (0: none): of every read statement, and
+    of every statement inside a write transaction."""
+
+    read_ms: int = READ_STATEMENT_TIMEOUT_MS
+    write_ms: int = WRITE_STATEMENT_TIMEOUT_MS
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Timeouts:
+        """The defaults, or ``$TREESEEK_PG_STATEMENT_TIMEOUT`` / ``$TREESEEK_PG_WRITE_TIMEOUT``
+        (seconds) when set."""
+        env = os.environ if environ is None else environ
+        return cls(
+            read_ms=_env_ms(env, READ_TIMEOUT_ENV, READ_STATEMENT_TIMEOUT_MS),
+            write_ms=_env_ms(env, WRITE_TIMEOUT_ENV, WRITE_STATEMENT_TIMEOUT_MS),
+        )
+
+
+def _env_ms(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0:
+        raise ConfigError(f"${name} must be a number of seconds >= 0 (0: no limit), got {raw!r}")
+    return round(seconds * 1000)
 
 
 class PostgresTreeWriter:
@@ -353,10 +373,16 @@ class PostgresStore:
     :class:`treeseek.store.base.Store`)."""
 
     def __init__(
-        self, url: str, *, migrations: list[PostgresMigration] | None = None, migrate: bool = True
+        self,
+        url: str,
+        *,
+        migrations: list[PostgresMigration] | None = None,
+        migrate: bool = True,
+        timeouts: Timeouts | None = None,
     ) -> None:
         _require_driver()
         self.url = url
+        self.timeouts = Timeouts.from_env() if timeouts is None else timeouts
         self._migrations = POSTGRES_MIGRATIONS if migrations is None else migrations
         self._pool_pid = -1
         self._pool_obj: ConnectionPool[Any] | None = None
@@ -382,7 +408,7 @@ class PostgresStore:
                 f"cannot connect to {redact(self.url)}: {str(exc).strip()}; is the server"
                 " running and the URL right? Pass --db (or set TREESEEK_DB)"
             ) from exc
-        conn.execute(f"SET statement_timeout = {READ_STATEMENT_TIMEOUT_MS}")
+        conn.execute(f"SET statement_timeout = {self.timeouts.read_ms}")
         return conn
 
     @property
@@ -398,10 +424,12 @@ class PostgresStore:
                 # a forked child never touches its parent's connections: a pool of its own
                 from psycopg_pool import ConnectionPool
 
+                read_ms = self.timeouts.read_ms
+
                 def configure(conn: psycopg.Connection[Any]) -> None:
                     from pgvector.psycopg import register_vector
 
-                    conn.execute(f"SET statement_timeout = {READ_STATEMENT_TIMEOUT_MS}")
+                    conn.execute(f"SET statement_timeout = {read_ms}")
                     register_vector(conn)
 
                 self._pool_obj = ConnectionPool(
@@ -434,6 +462,8 @@ class PostgresStore:
         try:
             with self._pool.connection(timeout=60) as conn:
                 yield conn
+        except psycopg.errors.QueryCanceled as exc:
+            raise self._timed_out(exc) from exc
         except psycopg.OperationalError as exc:
             raise StoreError(f"the database {redact(self.url)} failed: {exc}") from exc
 
@@ -488,6 +518,18 @@ class PostgresStore:
         except (psycopg.Error, StoreError) as exc:
             report.problems.append(f"{type(exc).__name__}: {str(exc).strip()[:300]}")
         return report
+
+    def _timed_out(self, exc: Exception) -> StoreError:
+        if "statement timeout" not in str(exc):
+            return StoreError(f"the database {redact(self.url)} cancelled a statement: {exc}")
+        writing = getattr(self._writing, "active", False)
+        ms = self.timeouts.write_ms if writing else self.timeouts.read_ms
+        env = WRITE_TIMEOUT_ENV if writing else READ_TIMEOUT_ENV
+        return StatementTimeout(
+            f"a {'write' if writing else 'read'} statement on {redact(self.url)} ran longer than"
+            f" the statement timeout ({ms / 1000:g} s) and was cancelled; raise it with ${env}"
+            " (seconds, 0: no limit) or `treeseek serve --statement-timeout`, or ask less"
+        )
 
     def code(self) -> PostgresCodeStore:
         return self._code
@@ -549,7 +591,7 @@ class PostgresStore:
                         conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
                         if self._version(conn) >= migration.version:
                             continue
-                        conn.execute(f"SET LOCAL statement_timeout = {WRITE_STATEMENT_TIMEOUT_MS}")
+                        conn.execute(f"SET LOCAL statement_timeout = {self.timeouts.write_ms}")
                         if migration.sql.strip():
                             conn.execute(migration.sql.encode())
                         if migration.run is not None:
@@ -639,7 +681,7 @@ class PostgresStore:
         self._writing.active = True
         try:
             with self._connection() as conn, conn.transaction():
-                conn.execute(f"SET LOCAL statement_timeout = {WRITE_STATEMENT_TIMEOUT_MS}")
+                conn.execute(f"SET LOCAL statement_timeout = {self.timeouts.write_ms}")
                 conn.execute(
                     "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (TREE_LOCK_NAMESPACE, name)
                 )

@@ -59,6 +59,9 @@ from treeseek.store.migrations import (
     split_statements,
     tree_tables,
 )
+from treeseek.store.rows import NODE_COLUMNS as _NODE_COLUMNS
+from treeseek.store.rows import TREE_COLUMNS as _TREE_COLUMNS
+from treeseek.store.rows import node_from_row, tree_info_from_row
 from treeseek.trees.model import (
     ROOT_PATH,
     ContentStatus,
@@ -76,16 +79,8 @@ PAGE_SIZE = 16384
 BULK_ROWS = 20_000
 CACHE_KIB = 64 * 1024
 
-_NODE_COLUMNS = (
-    "node_id, path, type, parent_id, depth, ord, child_count, size, content_hash, content_status"
-)
-_TYPES = {t.value: t for t in NodeType}
 _TYPE_TEXT = {t: t.value for t in NodeType}
 _STATUS_TEXT = {s: s.value for s in ContentStatus}
-_STATUSES = {s.value: s for s in ContentStatus}
-_TREE_COLUMNS = (
-    "name, source, root, node_count, file_count, dir_count, max_depth, built_at, updated_at"
-)
 
 
 def _text_param(value: str) -> str | bytes:
@@ -104,32 +99,11 @@ def _decode_text(raw: bytes) -> str:
 
 
 def _row_to_node(row: Sequence[Any]) -> Node:
-    return Node(
-        id=row[0],
-        path=row[1],
-        type=_TYPES[row[2]],
-        parent_id=row[3],
-        depth=row[4],
-        order=row[5],
-        child_count=row[6],
-        size=row[7],
-        content_hash=row[8],
-        content_status=_STATUSES[row[9]],
-    )
+    return node_from_row(row, row[1])
 
 
 def _row_to_info(row: Sequence[Any]) -> TreeInfo:
-    return TreeInfo(
-        name=row[0],
-        source=TreeSource(row[1]),
-        root=row[2],
-        node_count=row[3],
-        file_count=row[4],
-        dir_count=row[5],
-        max_depth=row[6],
-        built_at=datetime.fromisoformat(row[7]),
-        updated_at=datetime.fromisoformat(row[8]),
-    )
+    return tree_info_from_row(row, row[2])
 
 
 def _node_path(node: Node) -> str:

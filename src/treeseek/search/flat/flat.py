@@ -111,6 +111,10 @@ class FlatConfig:
     paths: bool = True
     mentions: bool = True
     vectors: bool = True  # used only when an embedder is given and vectors are stored
+    #: the files the vector signal ranks: the contents nearest the query (an RRF rank past
+    #: 200 adds under w_vectors / 220 to a file's score; PostgreSQL finds them with its HNSW
+    #: index)
+    vector_limit: int = 200
     test_penalty: float = 0.2  # multiplies a test file's fused score (1.0: no penalty)
     #: multiplies files without a grammar (docs, configs, data) and tool configuration
     #: written in code (``*.config.js``, dotfiles): questions are about code
@@ -634,22 +638,28 @@ class FlatRetriever(Retriever):
         signals.put("paths", {p: s for p, s in zip(paths, scored, strict=True) if s > 0})
 
     def _vector_signal(
-        self, code: CodeStore, query: str, allowed: dict[str, list[str]], signals: _Signals
+        self,
+        code: CodeStore,
+        query: str,
+        allowed: dict[str, list[str]],
+        cfg: FlatConfig,
+        signals: _Signals,
     ) -> bool:
+        """The ``vector_limit`` files nearest the query (by the store: exact on SQLite, by
+        the HNSW index on PostgreSQL)."""
         if self.embedder is None:
             return False
-        vecs = code.vectors(self.embedder.name, self.vector_kind, allowed.keys())
-        if not vecs:
-            return False
-        hashes = list(vecs)
-        mat = np.stack([vecs[h] for h in hashes])
         if isinstance(self.embedder, QueryEmbedder):
             q = self.embedder.embed_query(query)
         else:
             q = self.embedder.embed([query])[0]
-        sims = mat @ q
+        nearest = code.nearest(
+            self.embedder.name, self.vector_kind, q, cfg.vector_limit, allowed.keys()
+        )
+        if not nearest:
+            return False
         scores: dict[str, float] = {}
-        for h, s in zip(hashes, sims.tolist(), strict=True):
+        for h, s in nearest:
             for p in allowed[h]:
                 scores[p] = float(s)
         signals.put("vectors", scores)
@@ -719,7 +729,7 @@ class FlatRetriever(Retriever):
                 | {m.path for m in matches}
             )
             self._path_signal(query, files, sorted(candidates), signals)
-        vector_mode = cfg.vectors and self._vector_signal(code, query, allowed, signals)
+        vector_mode = cfg.vectors and self._vector_signal(code, query, allowed, cfg, signals)
         return _Collected(code, files, signals, matches, terms, notes, vector_mode)
 
     def rank(self, ctx: SearchContext, query: str, k: int, *, evidence: bool = True) -> FlatRanking:

@@ -1,0 +1,161 @@
+"""``treeseek serve --workers N``: a real server of 2 worker processes on loopback over one
+real PostgreSQL database (each worker its own store and pool); SQLite refuses more than one
+worker; statement timeouts cancel a statement with a clear error."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+import treeseek
+from treeseek.cli import app
+from treeseek.cli.app import load_commands
+from treeseek.errors import ConfigError, StatementTimeout
+from treeseek.store.postgres import PostgresStore, Timeouts
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+QUESTION = {"question": "UserService get_user", "k": 3}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_healthy(base: str, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "the server exited at start"
+        try:
+            if httpx.get(f"{base}/v1/health", timeout=5).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    pytest.fail("the server did not answer within 180 s")
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+@contextmanager
+def _serve(url: str, port: int) -> Iterator[str]:
+    env = {**os.environ, "PYTHONPATH": str(SRC), "TREESEEK_TOKEN": ""}
+    env.pop("TREESEEK_TOKEN")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "treeseek",
+            "serve",
+            "--db",
+            url,
+            "--port",
+            str(port),
+            "--workers",
+            "2",
+            "--statement-timeout",
+            "20",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group: stopped with its workers
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        _wait_healthy(base, proc)
+        yield base
+    finally:
+        _stop(proc)
+    assert proc.stderr is not None
+    banner = proc.stderr.read().decode("utf-8", "replace")
+    assert "2 worker processes" in banner, banner
+    assert "password" not in banner
+
+
+def test_two_worker_processes_serve_one_postgres_database(
+    project: Path, postgres_url: Callable[[], str]
+) -> None:
+    url = postgres_url()
+    with treeseek.open(url) as db:
+        db.index(project, name="demo")
+        expected = [
+            h.path for h in db.query("demo", QUESTION["question"], strategy="flat", k=3).files
+        ]
+    with _serve(url, _free_port()) as base:
+
+        def ask(_: int) -> tuple[int, list[str]]:
+            # a new connection per request: the kernel hands it to either worker
+            with httpx.Client(base_url=base, timeout=60) as client:
+                worker = client.get("/v1/health").json()["worker"]
+                reply = client.post("/v1/trees/demo/query", json=QUESTION)
+                assert reply.status_code == 200, reply.text
+                return int(worker), [f["path"] for f in reply.json()["files"]]
+
+        seen: dict[int, list[list[str]]] = {}
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            for _ in range(10):  # rounds of 16 until both workers answered
+                for worker, paths in pool.map(ask, range(16)):
+                    seen.setdefault(worker, []).append(paths)
+                if len(seen) == 2:
+                    break
+        assert len(seen) == 2, f"one worker answered everything: {list(seen)}"
+        for answers in seen.values():  # each worker reads the same database
+            assert all(paths == expected for paths in answers)
+
+
+def test_sqlite_refuses_more_than_one_worker(db_path: Path) -> None:
+    load_commands()
+    result = CliRunner().invoke(app, ["serve", "--db", str(db_path), "--workers", "2"])
+    assert result.exit_code != 0
+    assert "needs a PostgreSQL database" in result.output, result.output
+    with pytest.raises(ConfigError, match="at least 1"):
+        from treeseek.server import serve
+
+        serve(db=db_path, workers=0)
+
+
+def test_a_statement_past_the_timeout_is_cancelled_with_a_clear_error(
+    postgres_url: Callable[[], str],
+) -> None:
+    store = PostgresStore(postgres_url(), timeouts=Timeouts(read_ms=200))
+    try:
+        with (
+            pytest.raises(StatementTimeout, match=r"statement timeout \(0\.2 s\)") as caught,
+            store._connection() as conn,
+        ):
+            conn.execute("SELECT pg_sleep(5)")
+        assert "TREESEEK_PG_STATEMENT_TIMEOUT" in str(caught.value)
+        assert store.trees() == []  # the pool's connection is usable afterwards
+    finally:
+        store.close()
+
+
+def test_timeouts_come_from_the_environment() -> None:
+    assert Timeouts.from_env({}) == Timeouts()
+    env: dict[str, Any] = {"TREESEEK_PG_STATEMENT_TIMEOUT": "2.5", "TREESEEK_PG_WRITE_TIMEOUT": "0"}
+    assert Timeouts.from_env(env) == Timeouts(read_ms=2500, write_ms=0)
+    with pytest.raises(ConfigError, match="TREESEEK_PG_STATEMENT_TIMEOUT"):
+        Timeouts.from_env({"TREESEEK_PG_STATEMENT_TIMEOUT": "soon"})
