@@ -20,10 +20,17 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 import treeseek
 from treeseek.database import Database
 from treeseek.store.base import Store
+
+# Property tests check what is generated, not how fast: on a loaded machine (the README's test
+# command must pass there too) hypothesis's per-example deadline and its "input generation is
+# slow" health check fail tests that are right. Tests that set their own settings keep them.
+settings.register_profile("treeseek", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("treeseek")
 
 BACKENDS = ("sqlite", "postgres")
 _schemas = itertools.count(1)

@@ -107,7 +107,9 @@ def test_aliases_are_block_local_and_map_back(make_tree: TreeFactory, view_of: V
 
 
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(
     names=st.lists(
