@@ -23,6 +23,7 @@ both stores return the same rows and the same term-count blobs: one retrieval co
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import zlib
@@ -659,19 +660,7 @@ class PostgresStore:
         with self.write_tree(target) as writer:
             writer.copy_from(source)
             now = datetime.now(UTC)
-            writer.set_info(
-                TreeInfo(
-                    name=target,
-                    source=info.source,
-                    root=info.root,
-                    node_count=info.node_count,
-                    file_count=info.file_count,
-                    dir_count=info.dir_count,
-                    max_depth=info.max_depth,
-                    built_at=now,
-                    updated_at=now,
-                )
-            )
+            writer.set_info(dataclasses.replace(info, name=target, built_at=now, updated_at=now))
 
     @contextmanager
     def _write_connection(self, name: str) -> Iterator[psycopg.Connection[Any]]:

@@ -23,6 +23,7 @@ byte-wise ordering and subtree range reads work for them like for any other path
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import sqlite3
 import threading
@@ -655,19 +656,7 @@ class SQLiteStore:
         with self.write_tree(target) as writer:
             writer.copy_from(source)
             now = datetime.now(UTC)
-            writer.set_info(
-                TreeInfo(
-                    name=target,
-                    source=info.source,
-                    root=info.root,
-                    node_count=info.node_count,
-                    file_count=info.file_count,
-                    dir_count=info.dir_count,
-                    max_depth=info.max_depth,
-                    built_at=now,
-                    updated_at=now,
-                )
-            )
+            writer.set_info(dataclasses.replace(info, name=target, built_at=now, updated_at=now))
 
     @contextmanager
     def _transaction(self, conn: sqlite3.Connection) -> Iterator[None]:
