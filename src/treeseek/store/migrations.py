@@ -598,6 +598,26 @@ CREATE TABLE code_vectors (
 );
 """
 
+#: PostgreSQL migration 3: index jobs' status (:mod:`treeseek.store.jobs`), so that every
+#: worker process of one server answers for a job any of them runs. ``seq``: arrival order.
+_PG_V3_INDEX_JOBS = """
+CREATE TABLE index_jobs (
+    id        TEXT PRIMARY KEY,
+    seq       BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
+    tree      TEXT NOT NULL,
+    source    TEXT NOT NULL,
+    rev       TEXT,
+    state     TEXT NOT NULL,
+    phase     TEXT NOT NULL,
+    done      BIGINT NOT NULL,
+    total     BIGINT,
+    error     TEXT,
+    report    TEXT,
+    created   DOUBLE PRECISION NOT NULL,
+    finished  DOUBLE PRECISION
+);
+"""
+
 #: every PostgreSQL migration, in order; append only
 POSTGRES_MIGRATIONS: list[PostgresMigration] = [
     PostgresMigration(
@@ -609,6 +629,11 @@ POSTGRES_MIGRATIONS: list[PostgresMigration] = [
         version=2,
         description="vectors per (content, path): the embedded text includes the path",
         sql=_PG_V2_VECTORS_BY_PATH,
+    ),
+    PostgresMigration(
+        version=3,
+        description="index jobs' status, shared by the worker processes of a server",
+        sql=_PG_V3_INDEX_JOBS,
     ),
 ]
 
