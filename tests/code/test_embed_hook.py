@@ -100,6 +100,29 @@ def test_outline_names_each_symbol_once_after_the_module_docstring() -> None:
     assert file_outline("notes/todo.txt", plain.symbols, "buy milk\n") == "notes todo\nbuy milk\n"
 
 
+def test_a_data_file_gets_no_vector_when_another_tree_parsed_its_content(
+    tmp_path: Path,
+) -> None:
+    """``app.min.js`` is data (never parsed at that path); the same bytes as ``app.js`` in
+    another tree are parsed, and still the data file gets no vector, as in its tree alone."""
+    script = "function addToCart(item) { return item; }\n"
+    source = tmp_path / "source"
+    (source / "static").mkdir(parents=True)
+    (source / "static" / "app.js").write_text(script)
+    built = tmp_path / "built"
+    (built / "static").mkdir(parents=True)
+    (built / "static" / "app.min.js").write_text(script)
+    embedder = _RecordingEmbedder()
+    with treeseek.open(tmp_path / "v.db", hooks=[CodeIndexHook(embedder, workers=1)]) as db:
+        db.index(source, name="source")
+        db.index(built, name="built")
+        nodes = [n for t in ("source", "built") for n in db.store.subtree(t, "") if n.is_file]
+        keys = [VectorKey(n.content_hash, n.path) for n in nodes if n.content_hash]
+        stored = db.store.code().vectors(embedder.name, OUTLINE_KIND, keys)
+    assert len({k.content_hash for k in keys}) == 1
+    assert [k.path for k in stored] == ["static/app.js"]
+
+
 def test_turning_vectors_on_for_an_indexed_tree_embeds_its_unchanged_files(
     tmp_path: Path,
 ) -> None:

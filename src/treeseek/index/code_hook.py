@@ -178,9 +178,10 @@ def file_outline(path: str, symbols: Sequence[Symbol], text: str) -> str:
 
 
 def may_embed(path: str) -> bool:
-    """Whether a file could get a vector, known from its path alone: not a test, and either a
+    """Whether a file could get a vector, known from its path alone: not a test, not data
+    (never parsed at such a path, though its content may be at another), and either a
     language by extension or file name, or no extension (a shebang may name one)."""
-    if is_test_path(path):
+    if is_test_path(path) or is_data_file(path):
         return False
     return language_for_path(path) is not None or not posixpath.splitext(path)[1]
 
