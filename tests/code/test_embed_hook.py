@@ -12,6 +12,7 @@ import treeseek
 from treeseek.code.parse import index_file
 from treeseek.embed.hashing import HashingEmbedder
 from treeseek.index.code_hook import OUTLINE_KIND, CodeIndexHook, file_outline
+from treeseek.store.code_base import VectorKey
 
 FILES = {
     "shop/billing/currency.py": "def convert(amount, rate):\n    return amount * rate\n",
@@ -53,10 +54,9 @@ def test_only_source_code_that_is_not_a_test_gets_a_vector(tmp_path: Path) -> No
     with treeseek.open(tmp_path / "v.db", hooks=[hook]) as db:
         db.index(_repo(tmp_path / "repo"), name="shop")
         nodes = {n.path: n.content_hash for n in db.store.subtree("shop", "") if n.is_file}
-        code = db.store.code()
-        hashes = {h for h in nodes.values() if h}
-        stored = code.vectors(embedder.name, OUTLINE_KIND, hashes)
-    with_vectors = {p for p, h in nodes.items() if h in stored}
+        keys = [VectorKey(h, p) for p, h in nodes.items() if h]
+        stored = db.store.code().vectors(embedder.name, OUTLINE_KIND, keys)
+    with_vectors = {key.path for key in stored}
     assert with_vectors == {
         "shop/billing/currency.py",
         "shop/billing/invoice.py",
@@ -100,6 +100,29 @@ def test_outline_names_each_symbol_once_after_the_module_docstring() -> None:
     assert file_outline("notes/todo.txt", plain.symbols, "buy milk\n") == "notes todo\nbuy milk\n"
 
 
+def test_a_data_file_gets_no_vector_when_another_tree_parsed_its_content(
+    tmp_path: Path,
+) -> None:
+    """``app.min.js`` is data (never parsed at that path); the same bytes as ``app.js`` in
+    another tree are parsed, and still the data file gets no vector, as in its tree alone."""
+    script = "function addToCart(item) { return item; }\n"
+    source = tmp_path / "source"
+    (source / "static").mkdir(parents=True)
+    (source / "static" / "app.js").write_text(script)
+    built = tmp_path / "built"
+    (built / "static").mkdir(parents=True)
+    (built / "static" / "app.min.js").write_text(script)
+    embedder = _RecordingEmbedder()
+    with treeseek.open(tmp_path / "v.db", hooks=[CodeIndexHook(embedder, workers=1)]) as db:
+        db.index(source, name="source")
+        db.index(built, name="built")
+        nodes = [n for t in ("source", "built") for n in db.store.subtree(t, "") if n.is_file]
+        keys = [VectorKey(n.content_hash, n.path) for n in nodes if n.content_hash]
+        stored = db.store.code().vectors(embedder.name, OUTLINE_KIND, keys)
+    assert len({k.content_hash for k in keys}) == 1
+    assert [k.path for k in stored] == ["static/app.js"]
+
+
 def test_turning_vectors_on_for_an_indexed_tree_embeds_its_unchanged_files(
     tmp_path: Path,
 ) -> None:
@@ -110,14 +133,18 @@ def test_turning_vectors_on_for_an_indexed_tree_embeds_its_unchanged_files(
     with treeseek.open(tmp_path / "late.db", hooks=[CodeIndexHook(late, workers=1)]) as db:
         report = db.index(repo, name="shop")  # nothing changed on disk
         assert report.changed == report.added == 0
-        nodes = {n.content_hash: n.path for n in db.store.subtree("shop", "") if n.is_file}
-        late_vecs = db.store.code().vectors(late.name, OUTLINE_KIND, set(nodes) - {None})
+        keys = [
+            VectorKey(n.content_hash, n.path)
+            for n in db.store.subtree("shop", "")
+            if n.is_file and n.content_hash
+        ]
+        late_vecs = db.store.code().vectors(late.name, OUTLINE_KIND, keys)
     fresh = _RecordingEmbedder()
     with treeseek.open(tmp_path / "fresh.db", hooks=[CodeIndexHook(fresh, workers=1)]) as db:
         db.index(repo, name="shop")
-        fresh_vecs = db.store.code().vectors(fresh.name, OUTLINE_KIND, set(nodes) - {None})
+        fresh_vecs = db.store.code().vectors(fresh.name, OUTLINE_KIND, keys)
     # the same files, with vectors of the same texts as a fresh index with vectors on
-    assert {nodes[h] for h in late_vecs} == {
+    assert {key.path for key in late_vecs} == {
         "shop/billing/currency.py",
         "shop/billing/invoice.py",
         "shop/static/cart.js",

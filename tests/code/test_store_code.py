@@ -15,6 +15,7 @@ from treeseek.code.model import ChunkType, FileCodeIndex, Symbol, SymbolKind
 from treeseek.database import Database
 from treeseek.index.code_hook import CodeIndexHook, prepare_code
 from treeseek.store import CodeStore, CodeWriter
+from treeseek.store.code_base import VectorKey
 from treeseek.text.tokens import code_tokens
 
 MODELS = '''"""User models."""
@@ -165,11 +166,14 @@ def test_vectors_round_trip_and_replace(db: Database, repo: Path) -> None:
     with db.store.write_tree("demo") as writer:
         w = writer.code()
         assert isinstance(w, CodeWriter)
-        assert w.missing_vectors("m", "outline", [h]) == {h}
-        w.put_vectors("m", "outline", [(h, np.array([0.6, 0.8], dtype=np.float32))])
-    got = code.vectors("m", "outline", [h])
-    assert np.allclose(got[h], [0.6, 0.8])
-    assert code.vectors("other-model", "outline", [h]) == {}
+        key = VectorKey(h, "app/models.py")
+        assert w.missing_vectors("m", "outline", [key]) == {key}
+        w.put_vectors("m", "outline", [(key, np.array([0.6, 0.8], dtype=np.float32))])
+        w.put_vectors("m", "outline", [(key, np.array([0.8, 0.6], dtype=np.float32))])
+    got = code.vectors("m", "outline", [key, VectorKey(h, "elsewhere.py")])
+    assert got.keys() == {key}
+    assert np.allclose(got[key], [0.8, 0.6])
+    assert code.vectors("other-model", "outline", [key]) == {}
 
 
 def test_put_prepared_replaces_rows_of_the_same_content(

@@ -1,6 +1,7 @@
 """``treeseek serve --workers N``: a real server of 2 worker processes on loopback over one
-real PostgreSQL database (each worker its own store and pool); SQLite refuses more than one
-worker; statement timeouts cancel a statement with a clear error."""
+real PostgreSQL database (each worker its own store and pool), where an index job started
+through one worker answers in every worker; SQLite refuses more than one worker; statement
+timeouts cancel a statement with a clear error."""
 
 from __future__ import annotations
 
@@ -60,7 +61,7 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 @contextmanager
-def _serve(url: str, port: int) -> Iterator[str]:
+def _serve(url: str, port: int, *extra: str) -> Iterator[str]:
     env = {**os.environ, "PYTHONPATH": str(SRC), "TREESEEK_TOKEN": ""}
     env.pop("TREESEEK_TOKEN")
     proc = subprocess.Popen(
@@ -77,6 +78,7 @@ def _serve(url: str, port: int) -> Iterator[str]:
             "2",
             "--statement-timeout",
             "20",
+            *extra,
         ],
         env=env,
         stdout=subprocess.DEVNULL,
@@ -124,6 +126,64 @@ def test_two_worker_processes_serve_one_postgres_database(
         assert len(seen) == 2, f"one worker answered everything: {list(seen)}"
         for answers in seen.values():  # each worker reads the same database
             assert all(paths == expected for paths in answers)
+
+
+def _rounds(ask: Callable[[int], Any], done: Callable[[list[Any]], bool]) -> list[Any]:
+    """Rounds of 16 requests on new connections (the kernel hands each to either worker)
+    until ``done`` says the answers so far are enough; a guard stops a server that never
+    gets there."""
+    answers: list[Any] = []
+    deadline = time.monotonic() + 300
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        while not done(answers):
+            if time.monotonic() > deadline:
+                pytest.fail(f"not done after 300 s: {answers[-3:]}")
+            answers.extend(pool.map(ask, range(16)))
+    return answers
+
+
+def test_an_index_job_answers_in_every_worker(
+    project: Path, postgres_url: Callable[[], str]
+) -> None:
+    url = postgres_url()
+    with _serve(url, _free_port(), "--index-root", str(project)) as base:
+        with httpx.Client(base_url=base, timeout=60) as client:
+            submitter = int(client.get("/v1/health").json()["worker"])
+            reply = client.post("/v1/trees/demo/index", json={"source": str(project)})
+            assert reply.status_code == 202, reply.text
+            job_id = reply.json()["id"]
+
+        def ask(_: int) -> tuple[int, dict[str, Any], list[str]]:
+            with httpx.Client(base_url=base, timeout=60) as client:
+                worker = int(client.get("/v1/health").json()["worker"])
+                got = client.get(f"/v1/jobs/{job_id}")
+                assert got.status_code == 200, (worker, got.text)
+                listed = client.get("/v1/jobs")
+                assert listed.status_code == 200, listed.text
+                return worker, got.json(), [j["id"] for j in listed.json()["jobs"]]
+
+        def other_saw_it_done(answers: list[Any]) -> bool:
+            return any(w != submitter and job["state"] == "done" for w, job, _ in answers)
+
+        answers = _rounds(ask, other_saw_it_done)
+        workers = {w for w, _, _ in answers}
+        assert submitter in workers and len(workers) == 2
+        for _, job, listed in answers:
+            assert job["id"] == job_id and job["tree"] == "demo" and listed == [job_id]
+            assert job["state"] in ("queued", "running", "done"), job
+        done = next(job for w, job, _ in answers if w != submitter and job["state"] == "done")
+        assert done["report"]["tree"] == "demo" and done["report"]["files"] > 0
+        assert done["phase"] == "done" and done["error"] is None
+
+        def query(_: int) -> tuple[int, int]:
+            with httpx.Client(base_url=base, timeout=60) as client:
+                worker = int(client.get("/v1/health").json()["worker"])
+                return worker, client.post("/v1/trees/demo/query", json=QUESTION).status_code
+
+        queried = _rounds(query, lambda got: len({w for w, _ in got}) == 2)
+        assert all(status == 200 for _, status in queried)  # the new tree, in every worker
+        with httpx.Client(base_url=base, timeout=60) as client:
+            assert client.get("/v1/jobs/job-nonexistent").status_code == 404
 
 
 def test_sqlite_refuses_more_than_one_worker(db_path: Path) -> None:

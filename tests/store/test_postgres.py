@@ -24,6 +24,7 @@ from treeseek.errors import ConfigError, SchemaError
 from treeseek.index.code_hook import CodeIndexHook
 from treeseek.index.transfer import copy_trees
 from treeseek.store import open_store
+from treeseek.store.code_base import VectorKey
 from treeseek.store.migrations import POSTGRES_MIGRATIONS, PostgresMigration
 from treeseek.store.postgres import PostgresStore
 from treeseek.trees.model import node_id_for_path
@@ -248,9 +249,9 @@ def test_vectors_live_in_pgvector_with_an_hnsw_index(postgres_url: Callable[[], 
     try:
         rng = np.random.default_rng(7)
         vecs = rng.standard_normal((50, 8)).astype(np.float32)
-        hashes = [f"{i:064x}" for i in range(50)]
+        hashes = [VectorKey(f"{i:064x}", f"m{i}.py") for i in range(50)]
         with store.write_tree("t") as writer:
-            writer.put_contents((h, h.encode()) for h in hashes)
+            writer.put_contents((h.content_hash, h.content_hash.encode()) for h in hashes)
             writer.code().put_vectors("m", "file", list(zip(hashes, vecs, strict=True)))
         got = store.code().vectors("m", "file", hashes)
         assert all(np.array_equal(got[h], v) for h, v in zip(hashes, vecs, strict=True))

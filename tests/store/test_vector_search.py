@@ -24,6 +24,7 @@ from treeseek.llm.lexical import LexicalNavigator
 from treeseek.search.base import SearchContext
 from treeseek.search.flat.flat import FlatConfig, FlatRetriever
 from treeseek.store.base import Store
+from treeseek.store.code_base import VectorKey
 from treeseek.store.code_postgres import PostgresCodeStore, ef_search, max_scan_tuples
 from treeseek.store.migrations import postgres_vector_index_name
 from treeseek.store.postgres import PostgresStore
@@ -36,20 +37,52 @@ PER_TREE = 600
 K = 20
 
 
-def _fill(store: Store, vectors: dict[str, dict[str, np.ndarray]]) -> None:
+def _fill(store: Store, vectors: dict[str, dict[VectorKey, np.ndarray]]) -> None:
     for tree, items in vectors.items():
         with store.write_tree(tree) as writer:
-            writer.put_contents((h, h.encode()) for h in items)
+            writer.put_contents((key.content_hash, key.content_hash.encode()) for key in items)
             writer.code().put_vectors("m", "file", sorted(items.items()))
 
 
-def _two_trees() -> dict[str, dict[str, np.ndarray]]:
+def _two_trees() -> dict[str, dict[VectorKey, np.ndarray]]:
     rng = np.random.default_rng(11)
-    out: dict[str, dict[str, np.ndarray]] = {}
+    out: dict[str, dict[VectorKey, np.ndarray]] = {}
     for t, tree in enumerate(("a", "b")):
         vecs = rng.standard_normal((PER_TREE, DIM)).astype(np.float32)
-        out[tree] = {f"{t}{i:063x}": v for i, v in enumerate(vecs)}
+        out[tree] = {VectorKey(f"{t}{i:063x}", f"src/m{i}.py"): v for i, v in enumerate(vecs)}
     return out
+
+
+def test_nearest_is_among_the_keys_not_their_contents_at_other_paths(
+    store_factory: Callable[..., Store],
+) -> None:
+    """One content at two paths has two vectors: a search among one path's key never
+    answers with the other's, even when that one is nearer (the HNSW scan on PostgreSQL too:
+    there are more keys than asked for)."""
+    store = store_factory()
+    rng = np.random.default_rng(5)
+    query = rng.standard_normal(DIM).astype(np.float32)
+    shared = "f" * 64
+    others = {VectorKey(f"{i:064x}", f"lib/m{i}.py"): rng.standard_normal(DIM) for i in range(9)}
+    items = {
+        VectorKey(shared, "lib/kept.py"): -query,
+        VectorKey(shared, "old/moved.py"): query,
+        **{key: vec.astype(np.float32) for key, vec in others.items()},
+    }
+    _fill(store, {"t": items})
+    wanted = [VectorKey(shared, "lib/kept.py"), *others]
+    for k in (1, 3, len(wanted)):
+        got = store.code().nearest("m", "file", query, k, wanted)
+        assert len(got) == k and {key for key, _ in got} <= set(wanted), k
+    assert store.code().nearest("m", "file", query, 1, None)[0][0] == VectorKey(
+        shared, "old/moved.py"
+    )
+    code = store.code()
+    assert code.vectors("m", "file", wanted).keys() == set(wanted)
+    with store.write_tree("t") as writer:
+        assert writer.code().missing_vectors("m", "file", [*wanted, VectorKey(shared, "x")]) == {
+            VectorKey(shared, "x")
+        }
 
 
 def test_exact_nearest_scores_cosine_and_skips_zero_vectors() -> None:

@@ -8,6 +8,13 @@ removed files need no work here; they go when the store drops the content nobody
 A layer added to the schema later (the file term counts) is backfilled for the whole tree on
 its next indexing run, unchanged files included: the store lists the tree's parsed contents
 that lack it.
+
+Vectors are the one derived layer whose input includes the path: a file's outline begins with
+its path, so vectors are kept per (content, path) and the hook embeds every file of the tree
+that has none at its own path. Everything the outline is made of is a function of that pair
+(the language too: it is detected from the path as a parse detects it, and a content first
+parsed under another path's language is parsed again for the outline), so a tree's vectors
+never depend on which other trees the database holds or in what order they came.
 """
 
 from __future__ import annotations
@@ -22,12 +29,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from treeseek.code.conventions import is_test_path
+from treeseek.code.languages import language_for_path
 from treeseek.code.model import FileCodeIndex, Symbol, SymbolKind
 from treeseek.code.parse import index_file
 from treeseek.embed.base import Embedder
 from treeseek.index.run import ChangedFile
 from treeseek.store.base import TreeWriter
-from treeseek.store.code_base import CodeWriter, PreparedCode
+from treeseek.store.code_base import CodeWriter, PreparedCode, VectorKey
 from treeseek.text.tokens import fts_document
 from treeseek.trees.model import Node, TreeInfo
 
@@ -64,10 +72,14 @@ PARALLEL_MIN_FILES = 64
 PARALLEL_CHUNK = 16
 #: contents whose stored chunk documents are read at a time when term counts are backfilled
 BACKFILL_BATCH = 500
-#: the vector kind the flat retriever reads. Vectors are kept per (model, kind, content), so
-#: the kind names the text version: a new :func:`file_outline` text needs a new kind, or
+#: the vector kind the flat retriever reads. Vectors are kept per (model, kind, content, path),
+#: so the kind names the text version: a new :func:`file_outline` text needs a new kind, or
 #: unchanged files would keep vectors of the old text next to new ones of the new text
 OUTLINE_KIND = "outline-v2"
+#: bytes of a content's head that language detection reads (a shebang), as a parse does
+SNIFF_BYTES = 256
+#: read a content whole (to parse it again for an outline)
+WHOLE = 1 << 62
 
 
 #: a symbol's docstring is cut to this many characters in its full-text document
@@ -165,6 +177,15 @@ def file_outline(path: str, symbols: Sequence[Symbol], text: str) -> str:
     return "\n".join(parts)[:OUTLINE_CHARS]
 
 
+def may_embed(path: str) -> bool:
+    """Whether a file could get a vector, known from its path alone: not a test, not data
+    (never parsed at such a path, though its content may be at another), and either a
+    language by extension or file name, or no extension (a shebang may name one)."""
+    if is_test_path(path) or is_data_file(path):
+        return False
+    return language_for_path(path) is not None or not posixpath.splitext(path)[1]
+
+
 def embeds_file(path: str, language: str | None) -> bool:
     """Whether a file gets a vector: source code in a language the code index parses, not a
     test. A django checkout has 6,812 files of which 883 are non-test python: embedding tests,
@@ -231,7 +252,6 @@ class CodeIndexHook:
             if c.node.content_hash in missing:
                 missing.discard(c.node.content_hash)
                 jobs.append(c)
-        outlines: dict[str, str] = {}
         t0 = time.perf_counter()
         for c, parsed in self._parsed(jobs):
             digest = c.node.content_hash
@@ -243,17 +263,10 @@ class CodeIndexHook:
             code.put_prepared(digest, parsed)
             self.stats.store_seconds += time.perf_counter() - t1
             self.stats.parsed += 1
-            if self.embedder is not None and embeds_file(c.node.path, parsed.index.language):
-                outlines[digest] = file_outline(
-                    c.node.path,
-                    parsed.index.symbols,
-                    c.data[:HEAD_BYTES].decode("utf-8", "replace"),
-                )
         self.stats.parse_seconds += time.perf_counter() - t0
         self._backfill_terms(code, tree)
         if self.embedder is not None:
-            self._backfill_outlines(code, tree, outlines)
-            self._embed(writer, todo, outlines)
+            self._embed(code, self._outlines(code, tree))
 
     def _backfill_terms(self, code: CodeWriter, tree: TreeInfo) -> None:
         """Term counts for contents parsed before the file-term layer existed, from their
@@ -268,27 +281,32 @@ class CodeIndexHook:
         self.stats.store_seconds += time.perf_counter() - t0
         self.stats.terms_backfilled += len(need)
 
-    def _backfill_outlines(
-        self, code: CodeWriter, tree: TreeInfo, outlines: dict[str, str]
-    ) -> None:
-        """Outlines of the tree's parsed contents that have no vector of this model yet and
-        were not parsed in this run (a tree indexed before vectors were turned on), built
-        from their stored symbols and head, so turning vectors on never needs a fresh tree."""
+    def _outlines(self, code: CodeWriter, tree: TreeInfo) -> dict[VectorKey, str]:
+        """The outlines of the tree's files that have no vector of this model at their path:
+        new files, files at a new path, and every file of a tree indexed before vectors were
+        turned on (so turning them on never needs a fresh tree). Each is built from the
+        content's stored symbols and head, read in batches."""
         assert self.embedder is not None
-        lacking = code.contents_without_vectors(tree.name, self.embedder.name, OUTLINE_KIND)
-        todo = sorted(
-            h
-            for h, (path, language) in lacking.items()
-            if h not in outlines and embeds_file(path, language)
-        )
+        lacking = code.files_without_vectors(tree.name, self.embedder.name, OUTLINE_KIND)
+        todo = sorted(key for key in lacking if may_embed(key.path))
+        outlines: dict[VectorKey, str] = {}
         for start in range(0, len(todo), BACKFILL_BATCH):
             batch = todo[start : start + BACKFILL_BATCH]
-            symbols = code.symbols_of(batch)
-            heads = code.heads(batch, HEAD_BYTES)
-            for digest in batch:
-                outlines[digest] = file_outline(
-                    lacking[digest][0], symbols.get(digest, []), heads.get(digest, "")
-                )
+            hashes = sorted({key.content_hash for key in batch})
+            heads = code.heads(hashes, HEAD_BYTES)
+            symbols = code.symbols_of(hashes)
+            for key in batch:
+                head = heads.get(key.content_hash, b"")
+                language = language_for_path(key.path, head[:SNIFF_BYTES])
+                if not embeds_file(key.path, language):
+                    continue
+                if language == lacking[key]:
+                    found = symbols.get(key.content_hash, [])
+                else:  # first parsed under another path's language: this path's own symbols
+                    whole = code.heads([key.content_hash], WHOLE).get(key.content_hash, b"")
+                    found = list(index_file(key.path, whole).symbols)
+                outlines[key] = file_outline(key.path, found, head.decode("utf-8", "replace"))
+        return outlines
 
     def _parsed(
         self, jobs: Sequence[ChangedFile]
@@ -304,21 +322,19 @@ class CodeIndexHook:
             )
             yield from zip(jobs, results, strict=True)
 
-    def _embed(
-        self, writer: TreeWriter, todo: Sequence[ChangedFile], outlines: dict[str, str]
-    ) -> None:
-        """Embed outlines of contents that have no vector of this model yet."""
+    def _embed(self, code: CodeWriter, outlines: dict[VectorKey, str]) -> None:
+        """Embed ``outlines`` and store each vector under its file's key."""
         assert self.embedder is not None
-        code = writer.code()
         model = self.embedder.name
-        need = code.missing_vectors(model, OUTLINE_KIND, outlines.keys())
         # similar lengths in one batch: the model pads every text to the batch's longest
-        items = sorted(((h, outlines[h]) for h in outlines if h in need), key=lambda i: len(i[1]))
+        items = sorted(outlines.items(), key=lambda item: (len(item[1]), item[0]))
         t0 = time.perf_counter()
         for start in range(0, len(items), EMBED_BATCH):
             batch = items[start : start + EMBED_BATCH]
             vecs = self.embedder.embed([text for _, text in batch])
-            code.put_vectors(model, OUTLINE_KIND, [(h, vecs[i]) for i, (h, _) in enumerate(batch)])
+            code.put_vectors(
+                model, OUTLINE_KIND, [(key, vecs[i]) for i, (key, _) in enumerate(batch)]
+            )
         self.stats.embed_seconds += time.perf_counter() - t0
         self.stats.embedded += len(items)
 

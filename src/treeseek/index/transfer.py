@@ -3,15 +3,16 @@ back), through the Store protocols only.
 
 Per tree, one write transaction of the target: its nodes (with their change-detection
 signatures and metadata), the contents they hold (deduplicated by hash against what the target
-already has), the code layers of those contents and their vectors. The code layers are written
-as the code index writes them (:func:`treeseek.index.code_hook.prepare_code`'s shape): the
-stored chunk documents are taken as they are, the symbol documents and every term count are
-derived from the stored rows by the same functions the index uses, so the target's term counts
-(in its own vocabulary) equal the source's and both give the same results.
+already has), the code layers of those contents and the vectors of its files. The code layers
+are written as the code index writes them (:func:`treeseek.index.code_hook.prepare_code`'s
+shape): the stored chunk documents are taken as they are, the symbol documents and every term
+count are derived from the stored rows by the same functions the index uses, so the target's
+term counts (in its own vocabulary) equal the source's and both give the same results.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -19,7 +20,7 @@ from treeseek.code.model import FileCodeIndex
 from treeseek.errors import TreeNotFound
 from treeseek.index.code_hook import document_term_counts, symbol_document, term_counts
 from treeseek.store.base import Store
-from treeseek.store.code_base import PreparedCode
+from treeseek.store.code_base import PreparedCode, VectorKey
 
 #: contents read and written per batch
 BATCH = 1000
@@ -52,6 +53,10 @@ def _copy_tree(source: Store, target: Store, name: str) -> CopiedTree:
     nodes = list(source.subtree(name))
     signatures = {s.node_id: s.signature for s in source.file_states(name).values() if s.signature}
     hashes = sorted({n.content_hash for n in nodes if n.content_hash is not None})
+    paths: dict[str, list[str]] = defaultdict(list)  # the paths holding each content
+    for n in nodes:
+        if n.content_hash is not None:
+            paths[n.content_hash].append(n.path)
     src_code = source.code()
     kinds = src_code.vector_kinds()
     parsed = vectors = new_contents = 0
@@ -93,8 +98,9 @@ def _copy_tree(source: Store, target: Store, name: str) -> CopiedTree:
                     ),
                 )
                 parsed += 1
+            keys = [VectorKey(h, path) for h in batch for path in paths[h]]
             for model, kind in kinds:
-                need = code.missing_vectors(model, kind, batch)
+                need = code.missing_vectors(model, kind, keys)
                 found = src_code.vectors(model, kind, need)
                 code.put_vectors(model, kind, sorted(found.items()))
                 vectors += len(found)

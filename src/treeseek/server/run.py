@@ -7,8 +7,8 @@ in ``$TREESEEK_SERVE`` (JSON): each opens its own store, so each has its own con
 Requests are spread over the workers by the kernel (one connection, one worker). A SQLite
 database is served by one process: ``workers > 1`` on SQLite is refused (SQLite is a file
 with one writer at a time, made for one process; a database server is the way to many).
-Index jobs live in the worker that accepted them: ``/v1/jobs/{id}`` answers in that worker
-(a keep-alive connection stays on one worker); other workers answer 404.
+An index job runs in the worker that accepted it; its status is on the database's job board
+(:mod:`treeseek.store.jobs`), so ``/v1/jobs/{id}`` answers in every worker.
 """
 
 from __future__ import annotations

@@ -9,11 +9,17 @@ then says what changed, and the tree is readable at once.
     job = jobs.submit(tree="django")            # re-index from where it was built
     job = jobs.submit(source="/src/app", tree="app")
     jobs.wait(job.id, timeout=60)               # or poll jobs.get(job.id).to_dict()
+
+Where several processes serve one database (``treeseek serve --workers N`` on PostgreSQL), a
+job runs in the process that accepted it and every change of its status is written to the
+store's job board (:mod:`treeseek.store.jobs`): any process answers ``get``, ``list`` and
+``wait`` for any job. A store without a board (SQLite, one process) keeps jobs in memory.
 """
 
 from __future__ import annotations
 
 import itertools
+import secrets
 import threading
 import time
 from collections import OrderedDict
@@ -25,13 +31,14 @@ from typing import TYPE_CHECKING, Any
 
 from treeseek.errors import BuildError, NodeNotFound, TreeseekError
 from treeseek.index.run import IndexProgress, IndexReport
+from treeseek.store.jobs import KEPT_JOBS, JobRecord
 from treeseek.trees.model import TreeSource
 
 if TYPE_CHECKING:
     from treeseek.service.core import Service
 
-#: finished jobs kept for polling
-KEPT_JOBS = 200
+#: how often ``wait`` reads the board for a job another process runs
+POLL_SECONDS = 0.2
 
 Listener = Callable[["Job"], None]
 
@@ -68,6 +75,43 @@ class Job:
             "report": self.report,
         }
 
+    def record(self) -> JobRecord:
+        return JobRecord(
+            id=self.id,
+            tree=self.tree,
+            source=self.source,
+            rev=self.rev,
+            state=self.state,
+            phase=self.phase,
+            done=self.done,
+            total=self.total,
+            error=self.error,
+            report=self.report,
+            created=self.created,
+            finished=self.finished,
+        )
+
+    @classmethod
+    def from_record(cls, record: JobRecord) -> Job:
+        """A job another process runs, as its last recorded status."""
+        job = cls(
+            id=record.id,
+            tree=record.tree,
+            source=record.source,
+            rev=record.rev,
+            state=record.state,
+            phase=record.phase,
+            done=record.done,
+            total=record.total,
+            error=record.error,
+            report=record.report,
+            created=record.created,
+            finished=record.finished,
+        )
+        if record.finished_running:
+            job._event.set()
+        return job
+
 
 def report_dict(report: IndexReport) -> dict[str, Any]:
     return {
@@ -86,10 +130,12 @@ def report_dict(report: IndexReport) -> dict[str, Any]:
 
 
 class Jobs:
-    """The index jobs of one server (thread-safe)."""
+    """The index jobs of one server (thread-safe), shared with the other processes serving
+    its database through the store's job board when it has one."""
 
     def __init__(self, service: Service) -> None:
         self.service = service
+        self._board = service.db.store.jobs()
         self._jobs: OrderedDict[str, Job] = OrderedDict()
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
@@ -132,19 +178,32 @@ class Jobs:
             if tree is None:
                 tree = Path(source_path).name.removesuffix(".git") or "tree"
         with self._lock:
-            job = Job(id=f"job-{next(self._ids)}", tree=tree, source=source_path, rev=rev)
+            job = Job(id=self._new_id(), tree=tree, source=source_path, rev=rev)
             self._jobs[job.id] = job
             while len(self._jobs) > KEPT_JOBS:
                 oldest = next(iter(self._jobs.values()))
                 if oldest.state in ("queued", "running"):
                     break
                 self._jobs.popitem(last=False)
+        self._publish(job)
         self._pool.submit(self._run, job, listener)
         return job
+
+    def _new_id(self) -> str:
+        """``job-N`` in one process; with a board, ids no other process can also make."""
+        if self._board is None:
+            return f"job-{next(self._ids)}"
+        return f"job-{secrets.token_hex(8)}"
+
+    def _publish(self, job: Job) -> None:
+        """Record the job's status where every process of the database reads it."""
+        if self._board is not None:
+            self._board.put(job.record())
 
     def _run(self, job: Job, listener: Listener | None) -> None:
         def progress(event: IndexProgress) -> None:
             job.phase, job.done, job.total = event.phase, event.done, event.total
+            self._publish(job)
             if listener is not None:
                 listener(job)
 
@@ -152,6 +211,7 @@ class Jobs:
         if listener is not None:
             listener(job)
         try:
+            self._publish(job)
             report = self.service.db.index(
                 job.source, name=job.tree, rev=job.rev, progress=progress
             )
@@ -164,22 +224,45 @@ class Jobs:
             job.report = report_dict(report)
             job.state = job.phase = "done"
         job.finished = time.time()
+        try:
+            self._publish(job)
+        except Exception as exc:  # the run's outcome stands; say why others cannot see it
+            job.error = f"{job.error + '; ' if job.error else ''}status not shared: {exc}"
         job._event.set()
         if listener is not None:
             listener(job)
 
     def get(self, job_id: str) -> Job:
+        """A job of this process, or (with a board) of any process serving the database."""
         with self._lock:
             job = self._jobs.get(job_id)
+        if job is None and self._board is not None:
+            record = self._board.get(job_id)
+            job = None if record is None else Job.from_record(record)
         if job is None:
             raise NodeNotFound(f"no index job {job_id!r}")
         return job
 
     def list(self) -> list[Job]:
+        """The jobs kept, oldest first (with a board: those of every process)."""
+        if self._board is not None:
+            return [Job.from_record(r) for r in self._board.recent()]
         with self._lock:
             return list(self._jobs.values())
 
     def wait(self, job_id: str, timeout: float | None = None) -> Job:
+        """The job once it has finished, or as it is when ``timeout`` seconds have passed."""
         job = self.get(job_id)
-        job._event.wait(timeout)
+        with self._lock:
+            mine = job_id in self._jobs
+        if mine or self._board is None:
+            job._event.wait(timeout)
+            return job
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not job._event.is_set():
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                break
+            time.sleep(POLL_SECONDS if left is None else min(POLL_SECONDS, left))
+            job = self.get(job_id)
         return job

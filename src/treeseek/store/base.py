@@ -20,6 +20,7 @@ from typing import Protocol, runtime_checkable
 
 from treeseek.store.check import StoreCheck
 from treeseek.store.code_base import CodeStore, CodeWriter
+from treeseek.store.jobs import JobBoard
 from treeseek.trees.model import Node, PathOnlyNodes, TreeInfo
 
 
@@ -128,6 +129,10 @@ class Store(Protocol):
     # -- derived layers ------------------------------------------------------------------
     def code(self) -> CodeStore:
         """The code layers (C0-C3, term counts, vectors) of the contents of every tree."""
+
+    def jobs(self) -> JobBoard | None:
+        """Index jobs' status shared by every process serving this database (PostgreSQL), or
+        None where one process serves it (SQLite: its jobs live in that process)."""
 
     # -- lifecycle -----------------------------------------------------------------------
     #: why the store is open for reading only (a read-only file, directory or mount), or None

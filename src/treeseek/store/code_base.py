@@ -2,10 +2,13 @@
 
 Everything parsed from a file's bytes is keyed by the file's CONTENT HASH, not by tree or
 path: one parse serves every tree (and every git commit) holding the same bytes, which is what
-makes indexing a series of commits cheap. Readers restrict results to a tree by the set of
-content hashes the tree's file nodes carry. No SQL lives outside ``treeseek.store``; a store
-hands out its code store with :meth:`treeseek.store.base.Store.code` (reads) and
-:meth:`treeseek.store.base.TreeWriter.code` (writes, inside the tree's transaction).
+makes indexing a series of commits cheap. Vectors are the exception: the text a file's vector
+embeds begins with the file's path, so a vector is keyed by (content hash, path)
+(:class:`VectorKey`), the pair its text is a function of. Readers restrict results to a tree
+by the content hashes (for vectors, the keys) of the tree's file nodes. No SQL lives outside
+``treeseek.store``; a store hands out its code store with :meth:`treeseek.store.base.Store.code`
+(reads) and :meth:`treeseek.store.base.TreeWriter.code` (writes, inside the tree's
+transaction).
 
 Nothing here ranks: full-text statistics (document counts, document frequencies, average
 lengths) must be those of one tree, and contents are shared by trees, so a store keeps term
@@ -18,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+from typing import Literal, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -38,6 +41,16 @@ from treeseek.code.model import (
 PartLayer = Literal["chunks", "symbols"]
 CHUNK_PARTS: PartLayer = "chunks"
 SYMBOL_PARTS: PartLayer = "symbols"
+
+
+class VectorKey(NamedTuple):
+    """What a stored vector is of: one content at one path. The embedded text (an outline,
+    :func:`treeseek.index.code_hook.file_outline`) is a function of the content and the path,
+    so two trees holding the same content at the same path share the vector, and the same
+    content at another path has a vector of its own."""
+
+    content_hash: str
+    path: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,8 +188,9 @@ class CodeStore(Protocol):
         absent)."""
 
     def vectors(
-        self, model: str, kind: str, hashes: Collection[str]
-    ) -> dict[str, npt.NDArray[np.float32]]: ...
+        self, model: str, kind: str, keys: Collection[VectorKey]
+    ) -> dict[VectorKey, npt.NDArray[np.float32]]:
+        """The stored vectors of ``keys`` (keys without one are absent)."""
 
     def vector_kinds(self) -> list[tuple[str, str]]:
         """The (model, kind) pairs that have stored vectors (what a copy of a database
@@ -188,9 +202,9 @@ class CodeStore(Protocol):
         kind: str,
         query: npt.NDArray[np.float32],
         k: int,
-        hashes: Collection[str] | None = None,
-    ) -> list[tuple[str, float]]:
-        """The ``k`` contents (among ``hashes``, e.g. one tree's; all when ``None``) whose
+        keys: Collection[VectorKey] | None = None,
+    ) -> list[tuple[VectorKey, float]]:
+        """The ``k`` files (among ``keys``, e.g. one tree's; all when ``None``) whose
         ``model``/``kind`` vectors are most similar to ``query`` by cosine similarity, highest
         first, scored by :func:`treeseek.store.vector_search.exact_nearest`. SQLite scores
         every candidate (exact); PostgreSQL finds the candidates with its HNSW index
@@ -217,19 +231,21 @@ class CodeWriter(CodeStore, Protocol):
         """Parsed contents of ``tree`` that have no file term row (a database written before
         the file-term layer existed): what re-indexing backfills."""
 
-    def contents_without_vectors(
+    def files_without_vectors(
         self, tree: str, model: str, kind: str
-    ) -> dict[str, tuple[str, str | None]]:
-        """Parsed contents of ``tree`` with no vector of ``model`` and ``kind``, each with one
-        path holding it and its language: what turning vectors on for a tree backfills."""
+    ) -> dict[VectorKey, str | None]:
+        """The parsed files of ``tree`` (content, path) with no vector of ``model`` and
+        ``kind``, each with the language its content was parsed as: what the index hook embeds
+        (new files, files at a new path, a tree indexed before vectors were turned on)."""
 
-    def heads(self, hashes: Collection[str], size: int) -> dict[str, str]:
-        """The first ``size`` bytes of each content, decoded as UTF-8 (replacing errors);
-        contents not stored are absent."""
+    def heads(self, hashes: Collection[str], size: int) -> dict[str, bytes]:
+        """The first ``size`` bytes of each content; contents not stored are absent."""
 
-    def missing_vectors(self, model: str, kind: str, hashes: Collection[str]) -> set[str]: ...
+    def missing_vectors(
+        self, model: str, kind: str, keys: Collection[VectorKey]
+    ) -> set[VectorKey]: ...
 
     def put_vectors(
-        self, model: str, kind: str, items: Sequence[tuple[str, npt.NDArray[np.float32]]]
+        self, model: str, kind: str, items: Sequence[tuple[VectorKey, npt.NDArray[np.float32]]]
     ) -> None:
-        """Store (content_hash, vector) pairs of one model and one kind of embedded text."""
+        """Store (key, vector) pairs of one model and one kind of embedded text."""

@@ -2,8 +2,8 @@
 
 Tables (:data:`treeseek.store.migrations.POSTGRES_MIGRATIONS`) mirror
 :mod:`treeseek.store.code_sqlite`, with the chunk and symbol documents as plain columns (no
-FTS: nothing ranks with a database-wide index) and vectors in a pgvector column with HNSW
-indexes per model and kind (:meth:`PostgresCodeStore.nearest`).
+FTS: nothing ranks with a database-wide index) and vectors, per (content hash, path), in a
+pgvector column with HNSW indexes per model and kind (:meth:`PostgresCodeStore.nearest`).
 
 A writer (:meth:`treeseek.store.postgres.PostgresTreeWriter.code`) buffers the rows of
 :meth:`PostgresCodeStore.put_prepared` and writes them with ``COPY`` in batches (one round trip
@@ -31,6 +31,7 @@ from treeseek.store.code_base import (
     PartTerms,
     PreparedCode,
     SymbolHit,
+    VectorKey,
 )
 from treeseek.store.migrations import (
     POSTGRES_CODE_TABLES,
@@ -317,45 +318,57 @@ class PostgresCodeStore:
             ).fetchall()
         return {r[0] for r in rows}
 
-    def contents_without_vectors(
+    def files_without_vectors(
         self, tree: str, model: str, kind: str
-    ) -> dict[str, tuple[str, str | None]]:
+    ) -> dict[VectorKey, str | None]:
         with self._read() as conn:
             rows = conn.execute(
-                "SELECT n.content_hash, MIN(n.path), c.language FROM nodes AS n"
+                "SELECT n.content_hash, n.path, c.language FROM nodes AS n"
                 " JOIN trees AS t ON t.id = n.tree_id"
                 " JOIN code_files AS c ON c.content_hash = n.content_hash"
                 " WHERE t.name = %s AND NOT EXISTS (SELECT 1 FROM code_vectors AS v"
-                " WHERE v.content_hash = n.content_hash AND v.model = %s AND v.kind = %s)"
-                " GROUP BY n.content_hash, c.language",
+                " WHERE v.content_hash = n.content_hash AND v.path = n.path"
+                " AND v.model = %s AND v.kind = %s)",
                 (tree, model, kind),
             ).fetchall()
-        return {r[0]: (bytes(r[1]).decode("utf-8", "surrogateescape"), r[2]) for r in rows}
+        return {VectorKey(r[0], _path(r[1])): r[2] for r in rows}
 
-    def heads(self, hashes: Collection[str], size: int) -> dict[str, str]:
+    def heads(self, hashes: Collection[str], size: int) -> dict[str, bytes]:
         data = self._read_contents(list(hashes))
-        return {h: raw[:size].decode("utf-8", "replace") for h, raw in data.items()}
+        return {h: raw[:size] for h, raw in data.items()}
 
-    def missing_vectors(self, model: str, kind: str, hashes: Collection[str]) -> set[str]:
-        wanted = list(dict.fromkeys(hashes))
+    def missing_vectors(self, model: str, kind: str, keys: Collection[VectorKey]) -> set[VectorKey]:
+        wanted = list(dict.fromkeys(keys))
+        hashes, paths = _key_arrays(wanted)
         with self._read() as conn:
             rows = conn.execute(
-                "SELECT content_hash FROM code_vectors WHERE model = %s AND kind = %s"
-                " AND content_hash = ANY(%s)",
-                (model, kind, wanted),
+                "SELECT v.content_hash, v.path FROM code_vectors AS v"
+                " JOIN unnest(%s::text[], %s::bytea[]) AS w(content_hash, path)"
+                " ON v.content_hash = w.content_hash AND v.path = w.path"
+                " WHERE v.model = %s AND v.kind = %s",
+                (hashes, paths, model, kind),
             ).fetchall()
-        return set(wanted) - {r[0] for r in rows}
+        return set(wanted) - {VectorKey(r[0], _path(r[1])) for r in rows}
 
     def put_vectors(
-        self, model: str, kind: str, items: Sequence[tuple[str, npt.NDArray[np.float32]]]
+        self, model: str, kind: str, items: Sequence[tuple[VectorKey, npt.NDArray[np.float32]]]
     ) -> None:
         if not items:
             return
         from pgvector import Vector
 
-        rows = [(h, model, kind, Vector(np.asarray(v, dtype=np.float32))) for h, v in items]
+        rows = [
+            (
+                key.content_hash,
+                _path_bytes(key.path),
+                model,
+                kind,
+                Vector(np.asarray(v, dtype=np.float32)),
+            )
+            for key, v in items
+        ]
         with self._read() as conn:
-            for dim in {len(r[3].to_list()) for r in rows}:
+            for dim in {len(r[4].to_list()) for r in rows}:
                 key = (model, kind, dim)
                 if key not in self._vector_indexes:
                     # CREATE INDEX locks the table against other writers until commit: only
@@ -368,8 +381,8 @@ class PostgresCodeStore:
                     self._vector_indexes.add(key)
             with conn.cursor() as cur:
                 cur.executemany(
-                    "INSERT INTO code_vectors(content_hash, model, kind, vec)"
-                    " VALUES (%s, %s, %s, %s) ON CONFLICT (content_hash, model, kind)"
+                    "INSERT INTO code_vectors(content_hash, path, model, kind, vec)"
+                    " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (content_hash, path, model, kind)"
                     " DO UPDATE SET vec = EXCLUDED.vec",
                     rows,
                 )
@@ -515,15 +528,18 @@ class PostgresCodeStore:
         ]
 
     def vectors(
-        self, model: str, kind: str, hashes: Collection[str]
-    ) -> dict[str, npt.NDArray[np.float32]]:
+        self, model: str, kind: str, keys: Collection[VectorKey]
+    ) -> dict[VectorKey, npt.NDArray[np.float32]]:
+        hashes, paths = _key_arrays(list(dict.fromkeys(keys)))
         with self._read() as conn, conn.cursor(binary=True) as cur:
             rows = cur.execute(
-                "SELECT content_hash, vec FROM code_vectors WHERE model = %s AND kind = %s"
-                " AND content_hash = ANY(%s)",
-                (model, kind, list(hashes)),
+                "SELECT v.content_hash, v.path, v.vec FROM code_vectors AS v"
+                " JOIN unnest(%s::text[], %s::bytea[]) AS w(content_hash, path)"
+                " ON v.content_hash = w.content_hash AND v.path = w.path"
+                " WHERE v.model = %s AND v.kind = %s",
+                (hashes, paths, model, kind),
             ).fetchall()
-        return {h: _as_float32(v) for h, v in rows}
+        return {VectorKey(h, _path(p)): _as_float32(v) for h, p, v in rows}
 
     def vector_kinds(self) -> list[tuple[str, str]]:
         with self._read() as conn:
@@ -538,26 +554,26 @@ class PostgresCodeStore:
         kind: str,
         query: npt.NDArray[np.float32],
         k: int,
-        hashes: Collection[str] | None = None,
-    ) -> list[tuple[str, float]]:
-        """The ``k`` contents among ``hashes`` nearest ``query`` (see ``CodeStore.nearest``):
+        keys: Collection[VectorKey] | None = None,
+    ) -> list[tuple[VectorKey, float]]:
+        """The ``k`` files among ``keys`` nearest ``query`` (see ``CodeStore.nearest``):
         candidates by the HNSW index of ``model``/``kind`` (:meth:`_nearest_statement`), scored
-        exactly as SQLite scores them. When ``hashes`` holds at most ``k`` contents every one
-        of them is the answer: their vectors are read and scored, no index is needed."""
+        exactly as SQLite scores them. When ``keys`` holds at most ``k`` files every one of
+        them is the answer: their vectors are read and scored, no index is needed."""
         q = np.asarray(query, dtype=np.float32)
         if k <= 0 or not np.any(q):
             return []
-        if hashes is not None:
-            hashes = list(dict.fromkeys(hashes))
-            if len(hashes) <= k:
-                found = self.vectors(model, kind, hashes)
+        if keys is not None:
+            keys = list(dict.fromkeys(keys))
+            if len(keys) <= k:
+                found = self.vectors(model, kind, keys)
                 dim = int(q.shape[0])
                 return exact_nearest({h: v for h, v in found.items() if v.shape[0] == dim}, q, k)
         with self._read() as conn, conn.transaction():
-            sql, params = self._nearest_statement(conn, model, kind, q, k, hashes)
+            sql, params = self._nearest_statement(conn, model, kind, q, k, keys)
             with conn.cursor(binary=True) as cur:
                 rows = cur.execute(sql, params, prepare=False).fetchall()
-        return exact_nearest({h: _as_float32(v) for h, v in rows}, q, k)
+        return exact_nearest({VectorKey(h, _path(p)): _as_float32(v) for h, p, v in rows}, q, k)
 
     def nearest_plan(
         self,
@@ -565,14 +581,14 @@ class PostgresCodeStore:
         kind: str,
         query: npt.NDArray[np.float32],
         k: int,
-        hashes: Collection[str] | None = None,
+        keys: Collection[VectorKey] | None = None,
     ) -> str:
         """PostgreSQL's plan (``EXPLAIN``) of the statement :meth:`nearest` runs through the
         index, with the same settings: which index it scans."""
         q = np.asarray(query, dtype=np.float32)
         with self._read() as conn, conn.transaction():
             sql, params = self._nearest_statement(
-                conn, model, kind, q, k, None if hashes is None else list(hashes)
+                conn, model, kind, q, k, None if keys is None else list(keys)
             )
             rows = conn.execute(f"EXPLAIN {sql}", params, prepare=False).fetchall()
         return "\n".join(str(r[0]) for r in rows)
@@ -584,7 +600,7 @@ class PostgresCodeStore:
         kind: str,
         q: npt.NDArray[np.float32],
         k: int,
-        hashes: list[str] | None,
+        keys: list[VectorKey] | None,
     ) -> tuple[str, list[Any]]:
         """The ordered HNSW scan of one query, and its settings for this transaction.
 
@@ -594,7 +610,7 @@ class PostgresCodeStore:
         - ``hnsw.ef_search``: the breadth of the graph search, :func:`ef_search` (``k``
           neighbours need a candidate list of at least ``k``; twice ``k`` finds nearly all of
           the exact ones, see the tests);
-        - ``hnsw.iterative_scan = relaxed_order``: when ``hashes`` (one tree's contents)
+        - ``hnsw.iterative_scan = relaxed_order``: when ``keys`` (one tree's files)
           filters out candidates, the scan goes on until ``k`` are found; the order of the
           returned rows does not matter (they are scored and sorted exactly afterwards);
         - ``hnsw.max_scan_tuples``: how far that goes on, :func:`max_scan_tuples` (about four
@@ -606,7 +622,7 @@ class PostgresCodeStore:
 
         dim = int(q.shape[0])
         total = 0
-        if hashes is not None:
+        if keys is not None:
             row = conn.execute(
                 "SELECT reltuples::bigint FROM pg_class WHERE oid = 'code_vectors'::regclass"
             ).fetchone()
@@ -617,16 +633,18 @@ class PostgresCodeStore:
         conn.execute(f"SET LOCAL hnsw.ef_search = {ef_search(k)}")
         conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         conn.execute(
-            f"SET LOCAL hnsw.max_scan_tuples = {max_scan_tuples(k, total, len(hashes or ()))}"
+            f"SET LOCAL hnsw.max_scan_tuples = {max_scan_tuples(k, total, len(keys or ()))}"
         )
         conn.execute("SET LOCAL enable_sort = off")
         where = f"model = %s AND kind = %s AND vector_dims(vec) = {dim}"
         params: list[Any] = [model, kind]
-        if hashes is not None:
-            where += " AND content_hash = ANY(%s)"
-            params.append(hashes)
+        if keys is not None:
+            # a key as one text (hash ":" hex of the path): one hashed array lookup per
+            # scanned row keeps rows of the tree's contents at other trees' paths out
+            where += " AND content_hash || ':' || encode(path, 'hex') = ANY(%s)"
+            params.append([_key_text(key) for key in keys])
         sql = (
-            f"SELECT content_hash, vec FROM code_vectors WHERE {where}"
+            f"SELECT content_hash, path, vec FROM code_vectors WHERE {where}"
             f" ORDER BY vec::vector({dim}) <=> %s::vector({dim}) LIMIT %s"
         )
         return sql, [*params, Vector(q), k]
@@ -651,6 +669,24 @@ def max_scan_tuples(k: int, total: int, wanted: int) -> int:
     if wanted <= 0:
         return SCAN_TUPLES_MIN
     return max(SCAN_TUPLES_MIN, min(2**31 - 1, 4 * k * max(total, wanted) // wanted))
+
+
+def _path_bytes(path: str) -> bytes:
+    return path.encode("utf-8", "surrogateescape")
+
+
+def _path(raw: Any) -> str:
+    return bytes(raw).decode("utf-8", "surrogateescape")
+
+
+def _key_arrays(keys: Sequence[VectorKey]) -> tuple[list[str], list[bytes]]:
+    """The content hashes and the paths of ``keys``, as two aligned arrays (for ``unnest``)."""
+    return [key.content_hash for key in keys], [_path_bytes(key.path) for key in keys]
+
+
+def _key_text(key: VectorKey) -> str:
+    """A key as :meth:`PostgresCodeStore._nearest_statement` compares it."""
+    return f"{key.content_hash}:{_path_bytes(key.path).hex()}"
 
 
 def _as_float32(value: Any) -> npt.NDArray[np.float32]:

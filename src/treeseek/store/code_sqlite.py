@@ -1,6 +1,6 @@
 """SQLite storage of the code layers: tables keyed by content hash, term counts, vectors.
 
-Layout (the schema is in :mod:`treeseek.store.migrations`, migrations 2, 4 and 5):
+Layout (the schema is in :mod:`treeseek.store.migrations`, migrations 2, 4, 5 and 6):
 
 - ``code_files``: one row per parsed content (language, parse error, counts).
 - ``code_chunks`` + ``code_chunks_fts``: C0 chunk spans; the FTS row (same rowid) holds the
@@ -17,7 +17,8 @@ Layout (the schema is in :mod:`treeseek.store.migrations`, migrations 2, 4 and 5
 - ``code_part_terms``: the bags of words of each content's chunks and of its symbols'
   documents (:class:`~treeseek.store.code_base.PartTerms`), for chunk and symbol BM25 with
   one tree's statistics.
-- ``code_vectors``: float32 vectors per (content hash, model, kind), searched exactly with
+- ``code_vectors``: float32 vectors per (content hash, path, model, kind) (the embedded text
+  includes the path, see :class:`~treeseek.store.code_base.VectorKey`), searched exactly with
   numpy (a tree holds at most tens of thousands of files: a brute-force scan is milliseconds,
   and Python's bundled sqlite3 here cannot load extensions such as sqlite-vec).
 
@@ -56,6 +57,7 @@ from treeseek.store.code_base import (
     PartTerms,
     PreparedCode,
     SymbolHit,
+    VectorKey,
 )
 from treeseek.store.failures import translate_failures
 from treeseek.store.rows import (
@@ -78,6 +80,19 @@ Connect = Callable[[], sqlite3.Connection]
 
 _CHUNK_TYPES: dict[str, ChunkType] = {t.value: t for t in ChunkType}
 _SYMBOL_KINDS: dict[str, SymbolKind] = {k.value: k for k in SymbolKind}
+
+
+def _path_bytes(path: str) -> bytes:
+    """A path as the store writes it (UTF-8, surrogate escapes: any name round-trips)."""
+    return path.encode("utf-8", "surrogateescape")
+
+
+def _path(raw: bytes) -> str:
+    return bytes(raw).decode("utf-8", "surrogateescape")
+
+
+def _vector_blob(vec: npt.NDArray[np.float32]) -> bytes:
+    return np.asarray(vec, dtype=np.float32).tobytes()
 
 
 def _json_obj(value: dict[str, Any]) -> str:
@@ -308,44 +323,57 @@ class SQLiteCodeStore:
                 out.setdefault(digest, []).append(body)
         return out
 
-    def contents_without_vectors(
+    def files_without_vectors(
         self, tree: str, model: str, kind: str
-    ) -> dict[str, tuple[str, str | None]]:
+    ) -> dict[VectorKey, str | None]:
         rows = self._conn.execute(
-            "SELECT n.content_hash, MIN(n.path), c.language FROM nodes AS n"
+            "SELECT n.content_hash, CAST(n.path AS BLOB), c.language FROM nodes AS n"
             " JOIN trees AS t ON t.id = n.tree_id"
             " JOIN code_files AS c ON c.content_hash = n.content_hash"
             " WHERE t.name = ? AND NOT EXISTS (SELECT 1 FROM code_vectors AS v"
-            " WHERE v.content_hash = n.content_hash AND v.model = ? AND v.kind = ?)"
-            " GROUP BY n.content_hash",
+            " WHERE v.content_hash = n.content_hash AND v.path = n.path"
+            " AND v.model = ? AND v.kind = ?)",
             (tree, model, kind),
         )
-        return {r[0]: (r[1], r[2]) for r in rows}
+        return {VectorKey(r[0], _path(r[1])): r[2] for r in rows}
 
-    def heads(self, hashes: Collection[str], size: int) -> dict[str, str]:
+    def heads(self, hashes: Collection[str], size: int) -> dict[str, bytes]:
         data = self._read_contents(list(hashes))
-        return {h: raw[:size].decode("utf-8", "replace") for h, raw in data.items()}
+        return {h: raw[:size] for h, raw in data.items()}
 
-    def missing_vectors(self, model: str, kind: str, hashes: Collection[str]) -> set[str]:
-        wanted = list(dict.fromkeys(hashes))
-        have: set[str] = set()
-        for batch in batched(wanted):
-            rows = self._conn.execute(
-                "SELECT content_hash FROM code_vectors WHERE model = ? AND kind = ?"
-                f" AND content_hash IN ({qmarks(len(batch))})",
-                (model, kind, *batch),
-            )
-            have.update(r[0] for r in rows)
-        return set(wanted) - have
+    def missing_vectors(self, model: str, kind: str, keys: Collection[VectorKey]) -> set[VectorKey]:
+        wanted = list(dict.fromkeys(keys))
+        return set(wanted) - set(self._vector_rows(model, kind, wanted, "1"))
 
     def put_vectors(
-        self, model: str, kind: str, items: Sequence[tuple[str, npt.NDArray[np.float32]]]
+        self, model: str, kind: str, items: Sequence[tuple[VectorKey, npt.NDArray[np.float32]]]
     ) -> None:
         self._conn.executemany(
-            "INSERT OR REPLACE INTO code_vectors(content_hash, model, kind, vec)"
-            " VALUES (?, ?, ?, ?)",
-            [(h, model, kind, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items],
+            "INSERT OR REPLACE INTO code_vectors(content_hash, path, model, kind, vec)"
+            " VALUES (?, CAST(? AS TEXT), ?, ?, ?)",
+            [
+                (key.content_hash, _path_bytes(key.path), model, kind, _vector_blob(v))
+                for key, v in items
+            ],
         )
+
+    def _vector_rows(
+        self, model: str, kind: str, keys: Sequence[VectorKey], column: str
+    ) -> dict[VectorKey, Any]:
+        """``column`` of the stored vectors of ``keys``, by key: the keys' content hashes are
+        looked up through the primary key, then the rows of other paths dropped."""
+        wanted = set(keys)
+        out: dict[VectorKey, Any] = {}
+        for batch in batched(sorted({key.content_hash for key in keys})):
+            for digest, raw_path, value in self._conn.execute(
+                f"SELECT content_hash, CAST(path AS BLOB), {column} FROM code_vectors"
+                f" WHERE content_hash IN ({qmarks(len(batch))}) AND model = ? AND kind = ?",
+                (*batch, model, kind),
+            ):
+                key = VectorKey(digest, _path(raw_path))
+                if key in wanted:
+                    out[key] = value
+        return out
 
     # -- reads ----------------------------------------------------------------------------
     def code_files(self, hashes: Collection[str]) -> dict[str, CodeFileInfo]:
@@ -484,17 +512,10 @@ class SQLiteCodeStore:
         return out
 
     def vectors(
-        self, model: str, kind: str, hashes: Collection[str]
-    ) -> dict[str, npt.NDArray[np.float32]]:
-        out: dict[str, npt.NDArray[np.float32]] = {}
-        for batch in batched(list(hashes)):
-            for h, blob in self._conn.execute(
-                "SELECT content_hash, vec FROM code_vectors WHERE model = ? AND kind = ?"
-                f" AND content_hash IN ({qmarks(len(batch))})",
-                (model, kind, *batch),
-            ):
-                out[h] = np.frombuffer(blob, dtype=np.float32)
-        return out
+        self, model: str, kind: str, keys: Collection[VectorKey]
+    ) -> dict[VectorKey, npt.NDArray[np.float32]]:
+        rows = self._vector_rows(model, kind, list(keys), "vec")
+        return {key: np.frombuffer(blob, dtype=np.float32) for key, blob in rows.items()}
 
     def vector_kinds(self) -> list[tuple[str, str]]:
         rows = self._conn.execute("SELECT DISTINCT model, kind FROM code_vectors ORDER BY 1, 2")
@@ -506,16 +527,19 @@ class SQLiteCodeStore:
         kind: str,
         query: npt.NDArray[np.float32],
         k: int,
-        hashes: Collection[str] | None = None,
-    ) -> list[tuple[str, float]]:
-        """Exact: every vector among ``hashes`` scored (see ``CodeStore.nearest``)."""
-        if hashes is None:
+        keys: Collection[VectorKey] | None = None,
+    ) -> list[tuple[VectorKey, float]]:
+        """Exact: every vector among ``keys`` scored (see ``CodeStore.nearest``)."""
+        if keys is None:
             rows = self._conn.execute(
-                "SELECT content_hash, vec FROM code_vectors WHERE model = ? AND kind = ?",
+                "SELECT content_hash, CAST(path AS BLOB), vec FROM code_vectors"
+                " WHERE model = ? AND kind = ?",
                 (model, kind),
             )
-            found = {h: np.frombuffer(blob, dtype=np.float32) for h, blob in rows}
+            found = {
+                VectorKey(h, _path(p)): np.frombuffer(blob, dtype=np.float32) for h, p, blob in rows
+            }
         else:
-            found = self.vectors(model, kind, hashes)
+            found = self.vectors(model, kind, keys)
         dim = int(np.asarray(query).shape[0])
         return exact_nearest({h: v for h, v in found.items() if v.shape[0] == dim}, query, k)

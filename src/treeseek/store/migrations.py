@@ -304,6 +304,25 @@ def _backfill_part_terms(conn: sqlite3.Connection) -> None:
         )
 
 
+#: Migration 6: vectors per (content, path). A file's vector embeds its outline, which begins
+#: with the file's path, so a vector keyed by content alone was the vector of whichever path
+#: first held the content: another tree holding the content at another path reused it, and its
+#: ranking depended on what else the database held. Which path a stored vector was computed
+#: from is not recorded, so no old row can be verified: they are dropped, and re-indexing with
+#: vectors on embeds what each tree lacks (``files_without_vectors``).
+_V6_VECTORS_BY_PATH = """
+DROP TABLE code_vectors;
+CREATE TABLE code_vectors (
+    content_hash  TEXT NOT NULL,
+    path          TEXT NOT NULL,
+    model         TEXT NOT NULL,
+    kind          TEXT NOT NULL,
+    vec           BLOB NOT NULL,
+    PRIMARY KEY (content_hash, path, model, kind)
+) WITHOUT ROWID;
+"""
+
+
 #: every migration, in order; append only
 MIGRATIONS: list[Migration] = [
     Migration(
@@ -332,6 +351,11 @@ MIGRATIONS: list[Migration] = [
         description="code layers: per-content term counts of chunks and symbols (per-tree BM25)",
         sql=_V5_CODE_PART_TERMS,
         run=_backfill_part_terms,
+    ),
+    Migration(
+        version=6,
+        description="vectors per (content, path): the embedded text includes the path",
+        sql=_V6_VECTORS_BY_PATH,
     ),
 ]
 
@@ -560,12 +584,56 @@ CREATE TRIGGER code_prune_with_content AFTER DELETE ON contents
 FOR EACH ROW EXECUTE FUNCTION code_prune_with_content();
 """
 
+#: PostgreSQL migration 2: vectors per (content, path), for the reason of SQLite's migration 6
+#: (old rows dropped, with their HNSW indexes; the first write of a model creates its index)
+_PG_V2_VECTORS_BY_PATH = """
+DROP TABLE code_vectors;
+CREATE TABLE code_vectors (
+    content_hash  TEXT COLLATE "C" NOT NULL,
+    path          BYTEA NOT NULL,
+    model         TEXT NOT NULL,
+    kind          TEXT NOT NULL,
+    vec           vector NOT NULL,
+    PRIMARY KEY (content_hash, path, model, kind)
+);
+"""
+
+#: PostgreSQL migration 3: index jobs' status (:mod:`treeseek.store.jobs`), so that every
+#: worker process of one server answers for a job any of them runs. ``seq``: arrival order.
+_PG_V3_INDEX_JOBS = """
+CREATE TABLE index_jobs (
+    id        TEXT PRIMARY KEY,
+    seq       BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
+    tree      TEXT NOT NULL,
+    source    TEXT NOT NULL,
+    rev       TEXT,
+    state     TEXT NOT NULL,
+    phase     TEXT NOT NULL,
+    done      BIGINT NOT NULL,
+    total     BIGINT,
+    error     TEXT,
+    report    TEXT,
+    created   DOUBLE PRECISION NOT NULL,
+    finished  DOUBLE PRECISION
+);
+"""
+
 #: every PostgreSQL migration, in order; append only
 POSTGRES_MIGRATIONS: list[PostgresMigration] = [
     PostgresMigration(
         version=1,
         description="trees, nodes, shared contents, code layers (term counts), pgvector vectors",
         sql=_PG_V1_SCHEMA,
+    ),
+    PostgresMigration(
+        version=2,
+        description="vectors per (content, path): the embedded text includes the path",
+        sql=_PG_V2_VECTORS_BY_PATH,
+    ),
+    PostgresMigration(
+        version=3,
+        description="index jobs' status, shared by the worker processes of a server",
+        sql=_PG_V3_INDEX_JOBS,
     ),
 ]
 

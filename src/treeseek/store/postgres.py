@@ -46,6 +46,7 @@ from treeseek.store.base import FileState
 from treeseek.store.check import INVARIANTS, StoreCheck
 from treeseek.store.code_postgres import PostgresCodeStore
 from treeseek.store.migrations import POSTGRES_MIGRATIONS, PostgresMigration
+from treeseek.store.postgres_jobs import PostgresJobBoard
 from treeseek.store.rows import NODE_COLUMNS as _NODE_COLUMNS
 from treeseek.store.rows import TREE_COLUMNS as _TREE_COLUMNS
 from treeseek.store.rows import node_from_row, tree_info_from_row
@@ -534,6 +535,23 @@ class PostgresStore:
 
     def code(self) -> PostgresCodeStore:
         return self._code
+
+    def jobs(self) -> PostgresJobBoard:
+        return PostgresJobBoard(self._pool_connection)
+
+    @contextmanager
+    def _pool_connection(self) -> Iterator[psycopg.Connection[Any]]:
+        """A connection of the pool, even on a thread inside a write or a snapshot: what it
+        writes commits at once, outside the thread's transaction."""
+        import psycopg
+
+        try:
+            with self._pool.connection(timeout=60) as conn:
+                yield conn
+        except psycopg.errors.QueryCanceled as exc:
+            raise self._timed_out(exc) from exc
+        except psycopg.OperationalError as exc:
+            raise StoreError(f"the database {redact(self.url)} failed: {exc}") from exc
 
     def local_files(self) -> list[Path]:
         return []

@@ -520,6 +520,10 @@ class SQLiteStore:
         """The code layers of this database (reads on the calling thread's connection)."""
         return self._code
 
+    def jobs(self) -> None:
+        """None: a SQLite database is served by one process, which keeps its jobs."""
+        return None
+
     def local_files(self) -> list[Path]:
         """The database file and its WAL, shared-memory, journal and damage-mark side files."""
         suffixes = ("", "-wal", "-shm", "-journal", "-corrupt")

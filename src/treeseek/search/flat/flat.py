@@ -80,7 +80,7 @@ from treeseek.search.flat.understanding import (
 )
 from treeseek.search.results import attach_contents
 from treeseek.search.trace import Trace
-from treeseek.store.code_base import CHUNK_PARTS, SYMBOL_PARTS, ChunkSpan, CodeStore
+from treeseek.store.code_base import CHUNK_PARTS, SYMBOL_PARTS, ChunkSpan, CodeStore, VectorKey
 from treeseek.text.tokens import unique_tokens
 from treeseek.trees.model import Node
 
@@ -111,7 +111,7 @@ class FlatConfig:
     paths: bool = True
     mentions: bool = True
     vectors: bool = True  # used only when an embedder is given and vectors are stored
-    #: the files the vector signal ranks: the contents nearest the query (an RRF rank past
+    #: the files the vector signal ranks: the files nearest the query (an RRF rank past
     #: 200 adds under w_vectors / 220 to a file's score; PostgreSQL finds them with its HNSW
     #: index)
     vector_limit: int = 200
@@ -653,15 +653,11 @@ class FlatRetriever(Retriever):
             q = self.embedder.embed_query(query)
         else:
             q = self.embedder.embed([query])[0]
-        nearest = code.nearest(
-            self.embedder.name, self.vector_kind, q, cfg.vector_limit, allowed.keys()
-        )
+        keys = [VectorKey(h, p) for h, paths in allowed.items() for p in paths]
+        nearest = code.nearest(self.embedder.name, self.vector_kind, q, cfg.vector_limit, keys)
         if not nearest:
             return False
-        scores: dict[str, float] = {}
-        for h, s in nearest:
-            for p in allowed[h]:
-                scores[p] = float(s)
+        scores = {key.path: float(s) for key, s in nearest}
         signals.put("vectors", scores)
         return True
 
