@@ -25,6 +25,9 @@ LEARNED_MODEL = LinearModel(
         0.0,  # paths.rr
         0.0,  # paths.rrf
         0.2,  # paths.norm
+        0.0,  # symbols.rr
+        0.0,  # symbols.rrf
+        0.0,  # symbols.norm
         0.0,  # mentions.log
         0.0,  # mention.path
         0.0,  # mention.frame
@@ -48,5 +51,7 @@ LEARNED_MODEL = LinearModel(
         0.0,  # agree.top10
         0.1,  # best.rr
         1.0,  # fused.log
+        0.0,  # graph.link
+        0.0,  # graph.ppr
     ),
 )
