@@ -17,6 +17,7 @@ from treeseek.search.base import QueryOptions, SearchContext
 from treeseek.search.flat.flat import FlatConfig, FlatRetriever
 from treeseek.search.flat.import_graph import ImportResolver, personalized_pagerank
 from treeseek.search.flat.learned import FEATURES
+from treeseek.search.flat.ltr_weights import LEARNED_MODEL
 from treeseek.search.flat.understanding import TreeNames
 
 PATHS = [
@@ -149,3 +150,18 @@ def test_symbol_bm25_is_a_feature_and_leaves_the_fused_order_alone(db: Database)
     assert order(on) == order(FlatConfig(ranking="fused"))
     weighted = order(FlatConfig(ranking="fused", symbols=True, w_symbols=5.0))
     assert weighted.index("shop/reviews.py") < order(on).index("shop/reviews.py")
+
+
+def test_the_default_ranking_lifts_the_file_the_named_file_imports(db: Database) -> None:
+    assert FlatConfig().graph
+    assert LEARNED_MODEL.weights[FEATURES.index("graph.ppr")] > 0
+
+    def scores(config: FlatConfig) -> dict[str, float]:
+        res = FlatRetriever(config).retrieve(_ctx(db), QUERY, QueryOptions(k=20))
+        return {f.path: f.score for f in res.files}
+
+    with_graph = scores(FlatConfig(graph_anchors=1))  # a tiny tree: one anchor
+    without = scores(FlatConfig(graph=False, graph_anchors=1))
+    # pricing.py (imported by the named checkout.py) gains on reviews.py (no import link)
+    lift = with_graph["shop/pricing.py"] / with_graph["shop/reviews.py"]
+    assert lift > 1.2 * without["shop/pricing.py"] / without["shop/reviews.py"]

@@ -109,15 +109,17 @@ class FlatConfig:
     title: bool = True
     chunks: bool = True
     #: BM25 over the tree's symbol documents (qualified name, signature, docstring; numpy over
-    #: the stored term counts, :class:`~treeseek.search.flat.parts.PartIndex`): a feature of
-    #: the learned ranking; in the fused order only with ``w_symbols`` > 0
+    #: the stored term counts, :class:`~treeseek.search.flat.parts.PartIndex`): features of
+    #: the learned ranking (weight 0 in the shipped model: it did not earn its place, README
+    #: "Learned fusion"), in the fused order only with ``w_symbols`` > 0
     symbols: bool = False
     paths: bool = True
     mentions: bool = True
     vectors: bool = True  # used only when an embedder is given and vectors are stored
     #: the import graph around the learned ranking's candidates (personalized PageRank from
-    #: the question's files, :mod:`~treeseek.search.flat.import_graph`): features only
-    graph: bool = False
+    #: the question's files, :mod:`~treeseek.search.flat.import_graph`): a feature of the
+    #: learned ranking only (``graph.ppr``, README "Learned fusion")
+    graph: bool = True
     #: the fused order's first files the graph walk restarts at (with the named files)
     graph_anchors: int = 3
     #: the files the vector signal ranks: the contents nearest the query (an RRF rank past

@@ -5,10 +5,12 @@ tree's files; the learned ranking rescores its first ``depth`` files with a line
 features of each file that depend only on the question and the tree: per signal its reciprocal
 rank and its score relative to the signal's best, the exact evidence by kind, the penalties'
 path classes, the fused score itself, and the file's neighbourhood (same directory as the
-fused first file or as a file the question names). The model's weights are a constant
+fused first file or as a file the question names), its place in the import graph around the
+question's files (:mod:`treeseek.search.flat.import_graph`). The model's weights are a constant
 (:mod:`treeseek.search.flat.ltr_weights`), written by ``bench/fit_flat_ltr.py --grid``: the
 log of the fused score (relative to the best) plus a few small weights on the signals' relative
-scores, chosen on the SWE-bench dev split and the multilingual dev half together (a listwise
+scores and the personalized PageRank share, chosen on the SWE-bench dev split and the
+multilingual dev half together (a listwise
 logistic model over all features, fitted with folds by repository, did not beat the fused
 order; README "Learned fusion"). The other columns have weight 0 and serve that fit
 (``bench/dump_flat_features.py``). Nothing in a feature names an instance or a repository.
