@@ -15,10 +15,14 @@ Signals (each can be switched off for ablations, see :class:`FlatConfig`):
 - ``title``: the same with only the first line of a multi-line query (an issue's title);
 - ``chunks``: BM25 of C0 chunks (FTS5's formula, :mod:`treeseek.search.flat.parts`), a file
   scores its best chunk (+ a share of the next ones);
-- ``symbols``: the same over C1 symbol documents (qualified name, signature, docstring);
+- ``symbols``: the same over C1 symbol documents (qualified name, signature, docstring); off
+  by default, and with ``w_symbols`` 0 only a feature of the learned ranking;
 - ``paths``: fielded path BM25 (:class:`~treeseek.rank.paths.BM25PathScorer`);
 - ``mentions``: paths, modules, stack frames and identifiers named exactly in the query;
 - ``vectors``: cosine similarity of the query and each file's embedded outline (optional);
+- ``graph`` (not a fused signal: a feature of the learned ranking): personalized PageRank
+  over the import links among the learned ranking's candidates and the named files,
+  restarting at the question's files (:mod:`~treeseek.search.flat.import_graph`);
 - ``sections``: for a *prose question* only (one line phrased as a question, naming no code:
   no path, module, stack frame or code-shaped identifier, e.g. "how do I deploy flask with
   gunicorn"), the documentation files (Markdown/reST, cut at their headings at query time,
