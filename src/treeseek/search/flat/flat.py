@@ -53,7 +53,6 @@ import numpy.typing as npt
 from treeseek.code.chunks import SECTION_SUFFIXES
 from treeseek.code.conventions import is_config_path, is_test_path, is_vendored_path
 from treeseek.code.languages import language_for_path
-from treeseek.code.model import EdgeType
 from treeseek.embed.base import Embedder
 from treeseek.embed.neural import QueryEmbedder
 from treeseek.errors import RetrievalError
@@ -853,22 +852,20 @@ class FlatRetriever(Retriever):
 
     @staticmethod
     def _imports_of(code: CodeStore, files: _TreeFiles, paths: Sequence[str]) -> None:
-        """Make sure ``files.imports`` has the resolved imports of ``paths``."""
-        resolver: ImportResolver | None = None
-        for p in paths:
-            if p in files.imports:
-                continue
-            digest = files.hash_by_path.get(p)
-            if digest is None:
-                files.imports[p] = ()
-                continue
-            resolver = resolver or ImportResolver(files.names)
+        """Make sure ``files.imports`` has the resolved imports of ``paths`` (one read of the
+        stored import references of those not seen yet)."""
+        missing = [p for p in paths if p not in files.imports]
+        if not missing:
+            return
+        refs = code.import_refs({files.hash_by_path[p] for p in missing if p in files.hash_by_path})
+        resolver = ImportResolver(files.names)
+        for p in missing:
             found: dict[str, None] = {}
-            for e in code.edges(digest):
-                if e.type == EdgeType.IMPORTS:
-                    for target in resolver.resolve(p, e.dst_ref):
-                        if target != p:
-                            found[target] = None
+            # ``from a.b import c, d`` is one edge per name: resolve each reference once
+            for ref in dict.fromkeys(refs.get(files.hash_by_path.get(p, ""), ())):
+                for target in resolver.resolve(p, ref):
+                    if target != p:
+                        found[target] = None
             files.imports[p] = tuple(found)
 
     def _graph_scores(
