@@ -74,7 +74,7 @@ ABLATIONS: dict[str, FlatConfig] = {
         _LEXICAL, ranking="learned"
     ),
     "fused with the old fusion constants": replace(_LEXICAL, **_OLD_FUSION),
-    "fused + symbol BM25": replace(_LEXICAL, symbols=True),
+    "fused + symbol BM25 (numpy, weight 0.6)": replace(_LEXICAL, symbols=True, w_symbols=0.6),
     "fused without file BM25": replace(_LEXICAL, files=False),
     "fused without chunk BM25": replace(_LEXICAL, chunks=False),
     "reference ordering (lexical)": replace(_LEXICAL, ranking="reference"),

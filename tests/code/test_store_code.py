@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import treeseek
-from treeseek.code.model import ChunkType, FileCodeIndex, Symbol, SymbolKind
+from treeseek.code.model import ChunkType, EdgeType, FileCodeIndex, Symbol, SymbolKind
 from treeseek.database import Database
 from treeseek.index.code_hook import CodeIndexHook, prepare_code
 from treeseek.store import CodeStore, CodeWriter
@@ -267,3 +267,15 @@ def test_symbol_heads_are_the_symbols_without_their_text(db: Database, repo: Pat
         assert [(h.qname, h.name, h.kind, h.start_line, h.end_line) for h in found] == [
             (s.qname, s.name, s.kind, s.start_line, s.end_line) for s in code.symbols(digest)
         ]
+
+
+def test_import_refs_are_the_import_edges_as_written(db: Database, repo: Path) -> None:
+    db.index(repo, name="demo")
+    code = db.store.code()
+    hashes = _hashes(db, "demo")
+    refs = code.import_refs(set(hashes.values()))
+    views = hashes["app/views.py"]
+    assert refs[views] == [e.dst_ref for e in code.edges(views) if e.type == EdgeType.IMPORTS]
+    assert refs[views] and all("load_profile" in r or "models" in r for r in refs[views])
+    assert hashes["app/models.py"] not in refs  # no imports
+    assert code.import_refs(set()) == {}

@@ -148,7 +148,7 @@ QUESTIONS = [
 ]
 
 #: every signal on (symbols is off by default): each must be per tree
-ALL_SIGNALS = FlatConfig(symbols=True)
+ALL_SIGNALS = FlatConfig(symbols=True, w_symbols=0.6)
 
 
 def _write(root: Path, files: dict[str, str]) -> Path:

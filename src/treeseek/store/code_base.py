@@ -175,6 +175,11 @@ class CodeStore(Protocol):
 
     def edges(self, content_hash: str) -> list[Edge]: ...
 
+    def import_refs(self, hashes: Collection[str]) -> dict[str, list[str]]:
+        """Each content's import edges as written (``dst_ref``), in edge order, without the
+        other edges or payloads: what query-time import resolution reads (contents without
+        imports are absent)."""
+
     def entrypoints(self, content_hash: str) -> list[Entrypoint]: ...
 
     def term_ids(self, terms: Collection[str]) -> dict[str, int]:

@@ -22,7 +22,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from treeseek.code.model import Chunk, ChunkType, Edge, Entrypoint, Symbol, SymbolKind
+from treeseek.code.model import (
+    Chunk,
+    ChunkType,
+    Edge,
+    EdgeType,
+    Entrypoint,
+    Symbol,
+    SymbolKind,
+)
 from treeseek.store.code_base import (
     ChunkSpan,
     CodeFileInfo,
@@ -440,6 +448,18 @@ class PostgresCodeStore:
                 (content_hash,),
             ).fetchall()
         return [edge_from_row(r) for r in rows]
+
+    def import_refs(self, hashes: Collection[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT content_hash, dst_ref FROM code_edges"
+                " WHERE content_hash = ANY(%s) AND type = %s ORDER BY content_hash, ord",
+                (list(hashes), EdgeType.IMPORTS.value),
+            ).fetchall()
+        for digest, ref in rows:
+            out.setdefault(digest, []).append(ref)
+        return out
 
     def entrypoints(self, content_hash: str) -> list[Entrypoint]:
         with self._read() as conn:

@@ -43,6 +43,7 @@ from treeseek.code.model import (
     Chunk,
     ChunkType,
     Edge,
+    EdgeType,
     Entrypoint,
     Symbol,
     SymbolKind,
@@ -418,6 +419,18 @@ class SQLiteCodeStore:
                 (content_hash,),
             )
         ]
+
+    def import_refs(self, hashes: Collection[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for batch in batched(list(hashes)):
+            for digest, ref in self._conn.execute(
+                "SELECT content_hash, dst_ref FROM code_edges"
+                f" WHERE content_hash IN ({qmarks(len(batch))}) AND type = ?"
+                " ORDER BY content_hash, ord",
+                (*batch, EdgeType.IMPORTS.value),
+            ):
+                out.setdefault(digest, []).append(ref)
+        return out
 
     def entrypoints(self, content_hash: str) -> list[Entrypoint]:
         return [

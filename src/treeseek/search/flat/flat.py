@@ -15,10 +15,14 @@ Signals (each can be switched off for ablations, see :class:`FlatConfig`):
 - ``title``: the same with only the first line of a multi-line query (an issue's title);
 - ``chunks``: BM25 of C0 chunks (FTS5's formula, :mod:`treeseek.search.flat.parts`), a file
   scores its best chunk (+ a share of the next ones);
-- ``symbols``: the same over C1 symbol documents (qualified name, signature, docstring);
+- ``symbols``: the same over C1 symbol documents (qualified name, signature, docstring); off
+  by default, and with ``w_symbols`` 0 only a feature of the learned ranking;
 - ``paths``: fielded path BM25 (:class:`~treeseek.rank.paths.BM25PathScorer`);
 - ``mentions``: paths, modules, stack frames and identifiers named exactly in the query;
 - ``vectors``: cosine similarity of the query and each file's embedded outline (optional);
+- ``graph`` (not a fused signal: a feature of the learned ranking): personalized PageRank
+  over the import links among the learned ranking's candidates and the named files,
+  restarting at the question's files (:mod:`~treeseek.search.flat.import_graph`);
 - ``sections``: for a *prose question* only (one line phrased as a question, naming no code:
   no path, module, stack frame or code-shaped identifier, e.g. "how do I deploy flask with
   gunicorn"), the documentation files (Markdown/reST, cut at their headings at query time,
@@ -68,7 +72,8 @@ from treeseek.search.base import (
 from treeseek.search.caches import Slot
 from treeseek.search.flat.doc_sections import DocSections
 from treeseek.search.flat.file_bm25 import FileBM25Index
-from treeseek.search.flat.learned import Candidate, candidate_features, query_words
+from treeseek.search.flat.import_graph import ImportResolver, personalized_pagerank
+from treeseek.search.flat.learned import Candidate, GraphScore, candidate_features, query_words
 from treeseek.search.flat.ltr_weights import LEARNED_MODEL
 from treeseek.search.flat.parts import PartIndex, RankedPart, SymbolCatalog
 from treeseek.search.flat.understanding import (
@@ -105,12 +110,21 @@ class FlatConfig:
     #: names the problem in few words); skipped for one-line queries, where it would repeat
     #: ``files``
     title: bool = True
-    # symbol BM25 adds nothing over the exact symbol mentions
     chunks: bool = True
+    #: BM25 over the tree's symbol documents (qualified name, signature, docstring; numpy over
+    #: the stored term counts, :class:`~treeseek.search.flat.parts.PartIndex`): features of
+    #: the learned ranking (weight 0 in the shipped model: it did not earn its place, README
+    #: "Learned fusion"), in the fused order only with ``w_symbols`` > 0
     symbols: bool = False
     paths: bool = True
     mentions: bool = True
     vectors: bool = True  # used only when an embedder is given and vectors are stored
+    #: the import graph around the learned ranking's candidates (personalized PageRank from
+    #: the question's files, :mod:`~treeseek.search.flat.import_graph`): a feature of the
+    #: learned ranking only (``graph.ppr``, README "Learned fusion")
+    graph: bool = True
+    #: the fused order's first files the graph walk restarts at (with the named files)
+    graph_anchors: int = 3
     #: the files the vector signal ranks: the files nearest the query (an RRF rank past
     #: 200 adds under w_vectors / 220 to a file's score; PostgreSQL finds them with its HNSW
     #: index)
@@ -137,7 +151,9 @@ class FlatConfig:
     w_files: float = 2.0
     w_title: float = 1.0
     w_chunks: float = 1.0
-    w_symbols: float = 0.6
+    #: 0: symbol BM25 only as a feature of the learned ranking (in the fused order it lowered
+    #: the multilingual dev half, README "Flat retrieval: ablations")
+    w_symbols: float = 0.0
     w_paths: float = 1.0
     w_vectors: float = 0.8
     w_mentions: float = 0.02  # per unit of exact evidence (understanding.py weights)
@@ -179,6 +195,8 @@ class _TreeFiles:
     doc_sections: DocSections | None = None
     #: path -> (test, not code, vendored), by path conventions, filled as files are ranked
     classes: dict[str, tuple[bool, bool, bool]] = field(default_factory=dict)
+    #: path -> the files of the tree it imports (resolved at query time), filled as needed
+    imports: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def classes_of(self, path: str) -> tuple[bool, bool, bool]:
         """Whether ``path`` is a test, not code (no grammar, or tool configuration), vendored."""
@@ -779,7 +797,7 @@ class FlatRetriever(Retriever):
         got = self._collect(ctx, query)
         ordered = self._fused_order(got.signals, got.matches, cfg, got.files)
         cands = self._candidates(got.code, ordered[: cfg.learned_depth], got.files, cfg)
-        x = self._features(query, cands, got.signals, got.matches, cfg)
+        x = self._features(query, cands, got.signals, got.matches, cfg, got.code, got.files)
         return CandidateTable([c.path for c in cands], x)
 
     def _candidates(
@@ -802,26 +820,86 @@ class FlatRetriever(Retriever):
             )
         return out
 
-    @staticmethod
     def _features(
+        self,
         query: str,
         cands: list[Candidate],
         signals: _Signals,
         matches: list[MentionMatch],
         cfg: FlatConfig,
+        code: CodeStore,
+        files: _TreeFiles,
     ) -> npt.NDArray[np.float64]:
         kinds: dict[str, Counter[str]] = defaultdict(Counter)
         for m in matches:
             kinds[m.path][m.kind] += 1
+        evidence = files_by_evidence(matches)
+        graph = self._graph_scores(code, files, cands, evidence, cfg) if cfg.graph else None
         return candidate_features(
             cands,
             signals.ranks,
             signals.scores,
             kinds,
-            files_by_evidence(matches),
+            evidence,
             rrf_k=cfg.rrf_k,
             words=query_words(query),
+            graph=graph,
         )
+
+    @staticmethod
+    def _imports_of(code: CodeStore, files: _TreeFiles, paths: Sequence[str]) -> None:
+        """Make sure ``files.imports`` has the resolved imports of ``paths`` (one read of the
+        stored import references of those not seen yet)."""
+        missing = [p for p in paths if p not in files.imports]
+        if not missing:
+            return
+        refs = code.import_refs({files.hash_by_path[p] for p in missing if p in files.hash_by_path})
+        resolver = ImportResolver(files.names)
+        for p in missing:
+            found: dict[str, None] = {}
+            # ``from a.b import c, d`` is one edge per name: resolve each reference once
+            for ref in dict.fromkeys(refs.get(files.hash_by_path.get(p, ""), ())):
+                for target in resolver.resolve(p, ref):
+                    if target != p:
+                        found[target] = None
+            files.imports[p] = tuple(found)
+
+    def _graph_scores(
+        self,
+        code: CodeStore,
+        files: _TreeFiles,
+        cands: list[Candidate],
+        evidence: dict[str, float],
+        cfg: FlatConfig,
+    ) -> dict[str, GraphScore]:
+        """Each candidate's links to the question's anchor files (the fused order's first
+        ``graph_anchors`` files, the files it names) and its personalized PageRank over the
+        import links among the candidates and anchors, restarting at the anchors."""
+        top = max((c.fused for c in cands), default=0.0) or 1.0
+        restart: dict[str, float] = {c.path: c.fused / top for c in cands[: cfg.graph_anchors]}
+        named = max(evidence.values(), default=0.0) or 1.0
+        for p, ev in evidence.items():
+            if p in files.nodes:
+                restart[p] = max(restart.get(p, 0.0), ev / named)
+        nodes = list(dict.fromkeys([c.path for c in cands] + sorted(restart)))
+        self._imports_of(code, files, nodes)
+        links = {p: files.imports[p] for p in nodes}
+        ppr = personalized_pagerank(nodes, links, restart)
+        linked: dict[str, set[str]] = defaultdict(set)
+        for src, dsts in links.items():
+            for dst in dsts:
+                if src in restart:
+                    linked[dst].add(src)
+                if dst in restart:
+                    linked[src].add(dst)
+        walked = {c.path: ppr[c.path] for c in cands if c.path not in restart}
+        best = max(walked.values(), default=0.0)
+        out: dict[str, GraphScore] = {}
+        for c in cands:
+            others = linked.get(c.path, set()) - {c.path}
+            share = ppr[c.path] / best if best > 0 and c.path in walked else 0.0
+            out[c.path] = GraphScore(links=len(others), ppr=share if others or share else 0.0)
+        return out
 
     def _learned_order(
         self,
@@ -839,7 +917,7 @@ class FlatRetriever(Retriever):
         if len(head) < 2:
             return ordered
         cands = self._candidates(code, head, files, cfg)
-        z = LEARNED_MODEL.score(self._features(query, cands, signals, matches, cfg))
+        z = LEARNED_MODEL.score(self._features(query, cands, signals, matches, cfg, code, files))
         p = np.exp(z - z.max())
         p /= p.sum()
         order = np.argsort(-p, kind="stable")
@@ -866,6 +944,8 @@ class FlatRetriever(Retriever):
         scores: dict[str, float] = defaultdict(float)
         for name, ranks in signals.ranks.items():
             w = weights[name]
+            if w <= 0:
+                continue  # a feature of the learned ranking only
             for p, r in ranks.items():
                 scores[p] += w / (cfg.rrf_k + r)
         for p, ev in files_by_evidence(matches).items():

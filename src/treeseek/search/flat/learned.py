@@ -5,10 +5,12 @@ tree's files; the learned ranking rescores its first ``depth`` files with a line
 features of each file that depend only on the question and the tree: per signal its reciprocal
 rank and its score relative to the signal's best, the exact evidence by kind, the penalties'
 path classes, the fused score itself, and the file's neighbourhood (same directory as the
-fused first file or as a file the question names). The model's weights are a constant
+fused first file or as a file the question names), its place in the import graph around the
+question's files (:mod:`treeseek.search.flat.import_graph`). The model's weights are a constant
 (:mod:`treeseek.search.flat.ltr_weights`), written by ``bench/fit_flat_ltr.py --grid``: the
 log of the fused score (relative to the best) plus a few small weights on the signals' relative
-scores, chosen on the SWE-bench dev split and the multilingual dev half together (a listwise
+scores and the personalized PageRank share, chosen on the SWE-bench dev split and the
+multilingual dev half together (a listwise
 logistic model over all features, fitted with folds by repository, did not beat the fused
 order; README "Learned fusion"). The other columns have weight 0 and serve that fit
 (``bench/dump_flat_features.py``). Nothing in a feature names an instance or a repository.
@@ -25,7 +27,9 @@ import numpy as np
 import numpy.typing as npt
 
 #: the signals whose ranks and scores become features (in this order)
-RANKED_SIGNALS: tuple[str, ...] = ("files", "title", "chunks", "paths")
+RANKED_SIGNALS: tuple[str, ...] = ("files", "title", "chunks", "paths", "symbols")
+#: the signals whose agreement (``agree.*``, ``best.rr``) is counted: the fused ones
+AGREEING_SIGNALS: tuple[str, ...] = ("files", "title", "chunks", "paths")
 #: directories of code beside the product: examples, benchmarks, docs, scripts and tools
 AUX_DIRS = frozenset(
     {
@@ -62,6 +66,7 @@ def feature_names() -> tuple[str, ...]:
     names += ["test", "non_code", "vendored", "aux_dir", "primary", "length.log"]
     names += ["dir.top", "dir.mention", "stem.named", "parent.named"]
     names += ["agree.top3", "agree.top10", "best.rr", "fused.log"]
+    names += ["graph.link", "graph.ppr"]
     return tuple(names)
 
 
@@ -82,6 +87,19 @@ class LinearModel:
             raise ValueError(f"{x.shape[1]} features for a model of {len(self.weights)}")
         z = (x - np.asarray(self.mean)) / np.asarray(self.scale)
         return np.asarray(z @ np.asarray(self.weights), dtype=np.float64)
+
+
+@dataclass(frozen=True, slots=True)
+class GraphScore:
+    """A candidate in the import graph of the question's files
+    (:mod:`treeseek.search.flat.import_graph`)."""
+
+    #: how many of the question's anchor files (the fused first files, the named files) it
+    #: imports or is imported by
+    links: int
+    #: its personalized PageRank over the import links, restarting at the anchors, relative to
+    #: the best non-anchor candidate's (0: no link)
+    ppr: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,10 +138,12 @@ def candidate_features(
     *,
     rrf_k: float,
     words: frozenset[str],
+    graph: Mapping[str, GraphScore] | None = None,
 ) -> npt.NDArray[np.float64]:
     """One row of :data:`FEATURES` per candidate (``ranks``/``scores``: signal -> path ->
     rank/score; ``mention_kinds``: path -> kind -> count; ``mention_evidence``: path -> summed
-    evidence weight; ``words``: the question's words, lowercased, see :func:`query_words`)."""
+    evidence weight; ``words``: the question's words, lowercased, see :func:`query_words`;
+    ``graph``: path -> the candidate's place in the import graph around the question)."""
     x = np.zeros((len(candidates), len(FEATURES)), dtype=np.float64)
     if not candidates:
         return x
@@ -157,13 +177,15 @@ def candidate_features(
         stem = name.partition(".")[0].lower()
         parent = d.rpartition("/")[2].lower()
         row += [float(stem in words), float(bool(parent) and parent in words)]
-        signal_ranks = [r for s in RANKED_SIGNALS if (r := ranks.get(s, {}).get(c.path))]
+        signal_ranks = [r for s in AGREEING_SIGNALS if (r := ranks.get(s, {}).get(c.path))]
         row += [
             float(sum(r <= 3 for r in signal_ranks)),
             float(sum(r <= 10 for r in signal_ranks)),
             1.0 / min(signal_ranks) if signal_ranks else 0.0,
             math.log(max(c.fused / top_fused, 1e-9)),
         ]
+        g = graph.get(c.path) if graph is not None else None
+        row += [math.log1p(g.links), g.ppr] if g is not None else [0.0, 0.0]
         x[i] = row
     return x
 
@@ -173,6 +195,7 @@ __all__: Sequence[str] = (
     "MENTION_KINDS",
     "RANKED_SIGNALS",
     "Candidate",
+    "GraphScore",
     "LinearModel",
     "candidate_features",
     "feature_names",

@@ -1,9 +1,11 @@
 """The learned ranking's weights (written by ``bench/fit_flat_ltr.py --grid``; do not edit by hand).
 
-Score: log(fused / best fused) + {'files.norm': 0.2, 'chunks.norm': 0.1, 'paths.norm': 0.2,
-'best.rr': 0.1, 'title.norm': 0.2} (the features of :mod:`treeseek.search.flat.learned`), chosen
-on dev.npz, mdev.npz (dumps of the SWE-bench dev split /work/runs/dev-173.jsonl, 147 instances
-with a database, and of bench/data/multilingual-dev.jsonl).
+Score: log(fused / best fused) + {'files.norm': 0.3, 'chunks.norm': 0.2, 'paths.norm': 0.1,
+'best.rr': 0.0, 'title.norm': 0.1, 'graph.ppr': 0.3} (the features of
+:mod:`treeseek.search.flat.learned`): the grid point chosen on dev.npz, mdev.npz, then
+graph.ppr=0,0.1,0.2,0.3,0.4, symbols.norm=0,0.1,0.2 (dumps of the SWE-bench dev split
+/work/runs/dev-173.jsonl, 173 instances, and of bench/data/multilingual-dev.jsonl, 105, with
+--set symbols=true --set graph=true).
 """
 
 from treeseek.search.flat.learned import FEATURES, LinearModel
@@ -15,16 +17,19 @@ LEARNED_MODEL = LinearModel(
     weights=(
         0.0,  # files.rr
         0.0,  # files.rrf
-        0.2,  # files.norm
+        0.3,  # files.norm
         0.0,  # title.rr
         0.0,  # title.rrf
-        0.2,  # title.norm
+        0.1,  # title.norm
         0.0,  # chunks.rr
         0.0,  # chunks.rrf
-        0.1,  # chunks.norm
+        0.2,  # chunks.norm
         0.0,  # paths.rr
         0.0,  # paths.rrf
-        0.2,  # paths.norm
+        0.1,  # paths.norm
+        0.0,  # symbols.rr
+        0.0,  # symbols.rrf
+        0.0,  # symbols.norm
         0.0,  # mentions.log
         0.0,  # mention.path
         0.0,  # mention.frame
@@ -46,7 +51,9 @@ LEARNED_MODEL = LinearModel(
         0.0,  # parent.named
         0.0,  # agree.top3
         0.0,  # agree.top10
-        0.1,  # best.rr
+        0.0,  # best.rr
         1.0,  # fused.log
+        0.0,  # graph.link
+        0.3,  # graph.ppr
     ),
 )
