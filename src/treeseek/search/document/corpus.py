@@ -242,9 +242,7 @@ class SectionCorpus:
                 [is_release_notes_path(s.info.document) for s in sections], dtype=bool
             ),
             document=np.array(document, dtype=np.int64),
-            parent=np.array(
-                [index[s.parent] if s.parent in index else -1 for s in sections], dtype=np.int64
-            ),
+            parent=np.array([index.get(s.parent or "", -1) for s in sections], dtype=np.int64),
             children=[np.array([index[c] for c in s.children], dtype=np.int64) for s in sections],
             own_terms=[frozenset(s.tf) for s in sections],
             document_terms=[frozenset(t) for t in doc_terms],
