@@ -27,17 +27,29 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 
 from treeseek.code.conventions import is_release_notes_path
-from treeseek.search.document.ranking import MAX_LEVEL, SectionFeatures, score_candidates
+from treeseek.search.document.ranking import (
+    MAX_LEVEL,
+    SectionFeatures,
+    candidate_features,
+    score_candidates,
+)
 from treeseek.search.flat.bm25 import BM25Postings
 from treeseek.store.base import Store
 from treeseek.text.tokens import prose_terms
 from treeseek.trees.documents.layout import Outline, SectionInfo, read_outline
 from treeseek.trees.model import Node, TreeInfo
+
+_Array = npt.NDArray[np.float64]
+_Candidates = Callable[
+    [SectionFeatures, dict[str, float], _Array, _Array], tuple[npt.NDArray[np.intp], _Array]
+]
 
 K1 = 1.2
 B = 0.75
@@ -203,19 +215,29 @@ class SectionCorpus:
     def rank(self, query: str) -> list[tuple[str, float]]:
         """Sections for ``query``, best first (ties: document order), by the linear scorer of
         :mod:`~treeseek.search.document.ranking` over subtree and own-text BM25."""
+        candidates, scores = self._scored(query, score_candidates)
+        paths = list(self.sections)
+        order = np.lexsort((candidates, -scores))
+        return [(paths[candidates[i]], float(scores[i])) for i in order]
+
+    def candidate_features(self, query: str) -> tuple[list[str], npt.NDArray[np.float64]]:
+        """The flat ranking's candidates for ``query`` (section paths) and their features (for
+        fitting :data:`~treeseek.search.document.ranking.WEIGHTS`)."""
+        candidates, features = self._scored(query, candidate_features)
+        paths = list(self.sections)
+        return [paths[i] for i in candidates], features
+
+    def _scored(self, query: str, how: _Candidates) -> tuple[npt.NDArray[np.intp], _Array]:
         if self.own is None or self.subtree is None:
-            return []
+            return np.zeros(0, dtype=np.intp), np.zeros(0)
         q = Counter(t for t in terms(query) if t in self.vocabulary)
         weights = {self.vocabulary[t]: 1 + math.log(n) for t, n in q.items()}
-        candidates, scores = score_candidates(
+        return how(
             self._features(),
             {t: self.idf(t) for t in q},
             self.subtree.score_weights(weights),
             self.own.score_weights(weights),
         )
-        paths = list(self.sections)
-        order = np.lexsort((candidates, -scores))
-        return [(paths[candidates[i]], float(scores[i])) for i in order]
 
     def _features(self) -> SectionFeatures:
         if self.features is None:

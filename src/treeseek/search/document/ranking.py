@@ -98,11 +98,22 @@ def score_candidates(
     """The candidates (section indices) and their scores, for a question whose terms (known
     to the tree) have the IDFs ``idf`` and whose BM25 over every section's subtree and own text
     are ``subtree`` and ``own``."""
+    candidates, features = candidate_features(facts, idf, subtree, own)
+    return candidates, features @ _W
+
+
+def candidate_features(
+    facts: SectionFeatures,
+    idf: dict[str, float],
+    subtree: npt.NDArray[np.float64],
+    own: npt.NDArray[np.float64],
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
+    """The candidates and their features (one row each, columns in :data:`WEIGHTS` order)."""
     subtree = np.where(facts.release_notes, subtree * RELEASE_NOTES_FACTOR, subtree)
     own = np.where(facts.release_notes, own * RELEASE_NOTES_FACTOR, own)
     by_subtree = _ranked(subtree)
     if len(by_subtree) == 0:
-        return by_subtree, np.zeros(0)
+        return by_subtree, np.zeros((0, len(WEIGHTS)))
     by_own = _ranked(own)
     n = len(subtree)
     subtree_rank = np.full(n, np.inf)
@@ -160,7 +171,7 @@ def score_candidates(
                 top * doc_share,
             ]
         )
-    return candidates, np.array(rows) @ _W
+    return candidates, np.array(rows, dtype=np.float64)
 
 
 def _ranked(scores: npt.NDArray[np.float64]) -> npt.NDArray[np.intp]:
