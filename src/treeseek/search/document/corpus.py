@@ -8,20 +8,13 @@ in one batched read) and kept by the retriever. Scoring:
   the benchmark's dev split) and its own text, with document frequencies and lengths of this tree
   only (a tree is its own corpus: terms common in one documentation set are not penalized by
   another's);
-* :meth:`SectionCorpus.rank` (the document retriever's flat ranking) fuses, by reciprocal
-  rank (K = :data:`RRF_K`), three lists: BM25 over each section's *subtree* (its text and its
-  subsections', so a chapter is about what its subsections say), BM25 over the section's own
-  text (weight :data:`W_OWN`: a subsection that says it itself), and the rank of the
-  section's document (BM25 of its top section's subtree). Release notes
-  (:func:`~treeseek.code.conventions.is_release_notes_path`: sections by version that mention
-  a bit of everything) have their BM25 scaled by :data:`RELEASE_NOTES_FACTOR` before ranking.
-  Chosen on the dev split of the cross-reference benchmark (``bench/docs_xref``, 723
-  questions): subtree + document ranks alone gave section recall@1/@5 0.127/0.339 (MRR
-  0.218); with the own title field, the release notes factor and the own-text list, 0.155/0.368
-  (MRR 0.245) by ``bench/docs_xref/run.py``.
-  Tried there and not kept: the parents' titles or the document's title as extra fields,
-  title weights 1 and 4, K 5/10/40, a bonus for top sections, a document-then-section
-  product;
+* :meth:`SectionCorpus.rank` (the document retriever's flat ranking) scores candidates from
+  BM25 over each section's *subtree* (its text and its subsections', so a chapter is about
+  what its subsections say; b :data:`SUBTREE_B`: a subtree is long because it covers more, not
+  because it rambles) and over its own text by the linear scorer of
+  :mod:`~treeseek.search.document.ranking` (features of the section, its document, its place in
+  the outline and its names; weights learned on the benchmark's dev split, where it took
+  section recall@1/@5 from 0.155/0.368 to 0.202/0.430 under cross-validation);
 * :meth:`SectionCorpus.vector` is a unit TF-IDF vector with the same statistics: the
   collapsed-tree walk routes by their cosine (no model needed).
 
@@ -34,35 +27,43 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 
 from treeseek.code.conventions import is_release_notes_path
+from treeseek.search.document.ranking import (
+    MAX_LEVEL,
+    SectionFeatures,
+    candidate_features,
+    score_candidates,
+)
 from treeseek.search.flat.bm25 import BM25Postings
 from treeseek.store.base import Store
 from treeseek.text.tokens import prose_terms
 from treeseek.trees.documents.layout import Outline, SectionInfo, read_outline
 from treeseek.trees.model import Node, TreeInfo
 
+_Array = npt.NDArray[np.float64]
+_Candidates = Callable[
+    [SectionFeatures, dict[str, float], _Array, _Array], tuple[npt.NDArray[np.intp], _Array]
+]
+
 K1 = 1.2
 B = 0.75
+#: length normalization of the subtree BM25 (dev split: 0.35 over 0.75 and 0.2)
+SUBTREE_B = 0.35
 TITLE_REPEAT = 2
-RRF_K = 20.0
-#: weight of the own-text BM25 list in the fusion (the subtree and document lists weigh 1)
-W_OWN = 0.25
-#: release notes' BM25 is multiplied by this before ranking
-RELEASE_NOTES_FACTOR = 0.3
-#: sections read from each BM25 list before fusion
-FUSION_DEPTH = 300
 
 
 def terms(text: str) -> list[str]:
     return prose_terms(text)
 
 
-def _postings(bags: list[Counter[str]], vocab: dict[str, int]) -> BM25Postings:
-    """BM25 postings (k1 :data:`K1`, b :data:`B`) of bags of words, in order."""
+def _postings(bags: list[Counter[str]], vocab: dict[str, int], b: float = B) -> BM25Postings:
+    """BM25 postings (k1 :data:`K1`, ``b``) of bags of words, in order."""
     ids = [vocab[t] for bag in bags for t in bag]
     counts = [n for bag in bags for n in bag.values()]
     return BM25Postings(
@@ -71,7 +72,7 @@ def _postings(bags: list[Counter[str]], vocab: dict[str, int]) -> BM25Postings:
         np.array(ids, dtype=np.uint32),
         np.array(counts, dtype=np.int64),
         k1=K1,
-        b=B,
+        b=b,
     )
 
 
@@ -104,7 +105,7 @@ class SectionCorpus:
     #: the same over each section's subtree (its own text and every subsection's): a section
     #: with subsections is about all of them, which its own text (often a short intro) is not
     subtree: BM25Postings | None = None
-    release_notes: set[str] | None = None  # section paths in release notes (computed once)
+    features: SectionFeatures | None = None  # what the flat ranking reads (built once)
 
     @classmethod
     def load(cls, store: Store, tree: TreeInfo) -> SectionCorpus:
@@ -177,7 +178,7 @@ class SectionCorpus:
                 tf.update(sub[child])
             sub[path] = tf
         self.own = _postings(own, vocab)
-        self.subtree = _postings([sub[p] for p in self.sections], vocab)
+        self.subtree = _postings([sub[p] for p in self.sections], vocab, SUBTREE_B)
 
     def idf(self, term: str) -> float:
         n = len(self.sections)
@@ -212,43 +213,77 @@ class SectionCorpus:
         return path
 
     def rank(self, query: str) -> list[tuple[str, float]]:
-        """Sections for ``query``, best first: subtree, own-text and document ranks fused."""
-        subtree = self._damped(self.bm25(query, subtree=True))
-        own = self._damped(self.bm25(query))
-        doc_rank: dict[str, int] = {}
-        for path, _ in subtree:
-            doc = self.sections[path].info.document
-            if doc not in doc_rank and self.sections[path].parent is None:
-                doc_rank[doc] = len(doc_rank) + 1
-        unranked = len(self.outlines) + 1
-        own_rank = {path: i for i, (path, _) in enumerate(own, 1)}
-        scores: dict[str, float] = {}
-        for i, (path, _) in enumerate(subtree[:FUSION_DEPTH], 1):
-            doc = self.sections[path].info.document
-            score = 1 / (RRF_K + i) + 1 / (RRF_K + doc_rank.get(doc, unranked))
-            if path in own_rank:
-                score += W_OWN / (RRF_K + own_rank[path])
-            scores[path] = score
-        order = {p: i for i, p in enumerate(self.sections)}
-        return sorted(scores.items(), key=lambda kv: (-kv[1], order[kv[0]]))
+        """Sections for ``query``, best first (ties: document order), by the linear scorer of
+        :mod:`~treeseek.search.document.ranking` over subtree and own-text BM25."""
+        candidates, scores = self._scored(query, score_candidates)
+        paths = list(self.sections)
+        order = np.lexsort((candidates, -scores))
+        return [(paths[candidates[i]], float(scores[i])) for i in order]
 
-    def _damped(self, ranked: list[tuple[str, float]]) -> list[tuple[str, float]]:
-        """``ranked`` with release notes' scores scaled down, re-sorted."""
-        released = self._release_notes()
-        if not released:
-            return ranked
-        order = {p: i for i, p in enumerate(self.sections)}
-        out = [(p, s * RELEASE_NOTES_FACTOR if p in released else s) for p, s in ranked]
-        return sorted(out, key=lambda kv: (-kv[1], order[kv[0]]))
+    def candidate_features(self, query: str) -> tuple[list[str], npt.NDArray[np.float64]]:
+        """The flat ranking's candidates for ``query`` (section paths) and their features (for
+        fitting :data:`~treeseek.search.document.ranking.WEIGHTS`)."""
+        candidates, features = self._scored(query, candidate_features)
+        paths = list(self.sections)
+        return [paths[i] for i in candidates], features
 
-    def _release_notes(self) -> set[str]:
-        if self.release_notes is None:
-            self.release_notes = {
-                p for p, s in self.sections.items() if is_release_notes_path(s.info.document)
-            }
-        return self.release_notes
+    def _scored(self, query: str, how: _Candidates) -> tuple[npt.NDArray[np.intp], _Array]:
+        if self.own is None or self.subtree is None:
+            return np.zeros(0, dtype=np.intp), np.zeros(0)
+        q = Counter(t for t in terms(query) if t in self.vocabulary)
+        weights = {self.vocabulary[t]: 1 + math.log(n) for t, n in q.items()}
+        return how(
+            self._features(),
+            {t: self.idf(t) for t in q},
+            self.subtree.score_weights(weights),
+            self.own.score_weights(weights),
+        )
+
+    def _features(self) -> SectionFeatures:
+        if self.features is None:
+            self.features = self._build_features()
+        return self.features
+
+    def _build_features(self) -> SectionFeatures:
+        index = {p: i for i, p in enumerate(self.sections)}
+        docs: dict[str, int] = {}
+        doc_terms: list[set[str]] = []
+        document: list[int] = []
+        for s in self.sections.values():
+            if s.info.document not in docs:
+                docs[s.info.document] = len(docs)
+                doc_terms.append(set())
+            document.append(docs[s.info.document])
+            doc_terms[docs[s.info.document]].update(s.tf)
+        sections = list(self.sections.values())
+        titles = [frozenset(terms(s.info.title)) for s in sections]
+        return SectionFeatures(
+            top=np.array([s.parent is None for s in sections], dtype=bool),
+            level=np.array([min(max(1, s.info.level), MAX_LEVEL) / MAX_LEVEL for s in sections]),
+            release_notes=np.array(
+                [is_release_notes_path(s.info.document) for s in sections], dtype=bool
+            ),
+            document=np.array(document, dtype=np.int64),
+            parent=np.array([index.get(s.parent or "", -1) for s in sections], dtype=np.int64),
+            children=[np.array([index[c] for c in s.children], dtype=np.int64) for s in sections],
+            own_terms=[frozenset(s.tf) for s in sections],
+            document_terms=[frozenset(t) for t in doc_terms],
+            title_terms=titles,
+            title_mass=[sum(self.idf(t) for t in title) for title in titles],
+            label_terms=[frozenset(_label_terms(s.info.labels)) for s in sections],
+            path_terms=[frozenset(_path_terms(s.info.document)) for s in sections],
+        )
 
     def vector(self, tf: Counter[str]) -> dict[str, float]:
         vec = {t: (1 + math.log(n)) * self.idf(t) for t, n in tf.items() if n > 0}
         norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
         return {t: v / norm for t, v in vec.items()}
+
+
+def _label_terms(labels: tuple[str, ...]) -> list[str]:
+    return [t for label in labels for t in terms(label.replace("-", " ").replace("_", " "))]
+
+
+def _path_terms(document: str) -> list[str]:
+    stem = document.rsplit(".", 1)[0]
+    return terms(stem.replace("/", " ").replace("-", " ").replace("_", " "))

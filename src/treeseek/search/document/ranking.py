@@ -1,0 +1,180 @@
+"""The flat ranking of a document tree's sections: a linear scorer over lexical features.
+
+Candidates are the :data:`SUBTREE_DEPTH` best sections by subtree BM25 and the
+:data:`OWN_DEPTH` best by own-text BM25 (release notes' scores scaled by
+:data:`RELEASE_NOTES_FACTOR` first). Each candidate gets the features of :data:`WEIGHTS`, all
+from the tree and the question only:
+
+* the section's evidence: its subtree and own-text BM25 (over the best of the query, and as
+  reciprocal ranks ``20 / (20 + rank)``), the share of the question's IDF mass its own text
+  has, whether its title has no terms;
+* its document's: the best BM25 of the document's top sections' subtrees (over the best
+  document's) and the share of the question's IDF mass the document has;
+* its place: top section or not, its level, its parent's subtree and own scores, its best
+  child's subtree score;
+* its names, each as the question's IDF mass they hold: title words (over the title's
+  own IDF mass), reference labels (reST ``.. _label:``, which restate what authors link the
+  section as) and the document's path words (``howto/deployment/checklist``);
+* interactions of being a top section with the path words, the labels and the document score.
+
+The score is the dot product with :data:`WEIGHTS`, learned by a listwise softmax (L-BFGS,
+L2 1e-3) on the development split of the cross-reference benchmark (``bench/docs_xref``,
+723 questions; 5-fold cross-validation by citing document gave section recall@1/@5 0.202/0.430,
+MRR 0.298, against 0.155/0.368/0.245 for the previous reciprocal-rank fusion of subtree,
+own-text and document ranks). Nothing here names a documentation set: the weights are general
+parameters of lexical evidence, and a tree without labels (Markdown) simply has that feature 0.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+#: sections read from the subtree and own-text BM25 rankings as candidates
+SUBTREE_DEPTH = 300
+OWN_DEPTH = 100
+#: release notes' BM25 is multiplied by this before anything else
+RELEASE_NOTES_FACTOR = 0.3
+#: the constant of the reciprocal-rank features
+RANK_K = 20.0
+#: ``log(subtree score share + LOG_FLOOR)``
+LOG_FLOOR = 1e-3
+#: a level counts up to this depth (``min(level, MAX_LEVEL) / MAX_LEVEL``)
+MAX_LEVEL = 5
+
+WEIGHTS: dict[str, float] = {
+    "subtree": 0.8514,
+    "log_subtree": 0.7443,
+    "own": 1.9435,
+    "subtree_rank": 1.8759,
+    "own_rank": 1.6849,
+    "document": 1.6456,
+    "document_coverage": 0.2866,
+    "own_coverage": -0.7016,
+    "top": 2.1045,
+    "level": -0.4658,
+    "no_title": -1.0294,
+    "title_coverage": -0.0200,
+    "labels": 6.4103,
+    "path": -0.2805,
+    "release_notes": 0.8980,
+    "parent_subtree": 0.0997,
+    "parent_own": 1.2498,
+    "best_child_subtree": 0.6322,
+    "top_path": 2.8772,
+    "top_labels": -0.5839,
+    "top_document": -0.8904,
+}
+_W = np.array(list(WEIGHTS.values()))
+
+
+@dataclass(slots=True)
+class SectionFeatures:
+    """Per-section facts the features read, in the corpus's section order (built once)."""
+
+    top: npt.NDArray[np.bool_]  # a top section (no parent section)
+    level: npt.NDArray[np.float64]  # min(level, MAX_LEVEL) / MAX_LEVEL, the preamble as 1
+    release_notes: npt.NDArray[np.bool_]
+    document: npt.NDArray[np.int64]  # index of the section's document
+    parent: npt.NDArray[np.int64]  # index of the parent section, -1 for a top section
+    children: list[npt.NDArray[np.int64]]
+    own_terms: list[frozenset[str]]
+    document_terms: list[frozenset[str]]  # by document index
+    title_terms: list[frozenset[str]]
+    title_mass: list[float]  # the IDF mass of the title's terms
+    label_terms: list[frozenset[str]]
+    path_terms: list[frozenset[str]]  # the document path's words
+
+
+def score_candidates(
+    facts: SectionFeatures,
+    idf: dict[str, float],
+    subtree: npt.NDArray[np.float64],
+    own: npt.NDArray[np.float64],
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
+    """The candidates (section indices) and their scores, for a question whose terms (known
+    to the tree) have the IDFs ``idf`` and whose BM25 over every section's subtree and own text
+    are ``subtree`` and ``own``."""
+    candidates, features = candidate_features(facts, idf, subtree, own)
+    return candidates, features @ _W
+
+
+def candidate_features(
+    facts: SectionFeatures,
+    idf: dict[str, float],
+    subtree: npt.NDArray[np.float64],
+    own: npt.NDArray[np.float64],
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
+    """The candidates and their features (one row each, columns in :data:`WEIGHTS` order)."""
+    subtree = np.where(facts.release_notes, subtree * RELEASE_NOTES_FACTOR, subtree)
+    own = np.where(facts.release_notes, own * RELEASE_NOTES_FACTOR, own)
+    by_subtree = _ranked(subtree)
+    if len(by_subtree) == 0:
+        return by_subtree, np.zeros((0, len(WEIGHTS)))
+    by_own = _ranked(own)
+    n = len(subtree)
+    subtree_rank = np.full(n, np.inf)
+    subtree_rank[by_subtree] = np.arange(1, len(by_subtree) + 1)
+    own_rank = np.full(n, np.inf)
+    own_rank[by_own] = np.arange(1, len(by_own) + 1)
+    doc_score = np.zeros(len(facts.document_terms))
+    tops = by_subtree[facts.top[by_subtree]]
+    np.maximum.at(doc_score, facts.document[tops], subtree[tops])
+    best_subtree = float(subtree.max())
+    best_own = max(float(own.max()), 1e-9)
+    best_doc = max(float(doc_score.max()), 1e-9)
+    mass = sum(idf.values()) or 1.0
+
+    def held(words: frozenset[str]) -> float:
+        return sum(v for t, v in idf.items() if t in words)
+
+    def share(words: frozenset[str]) -> float:
+        return held(words) / mass
+
+    candidates = np.unique(np.concatenate([by_subtree[:SUBTREE_DEPTH], by_own[:OWN_DEPTH]]))
+    rows = []
+    for i in candidates:
+        doc = facts.document[i]
+        parent = facts.parent[i]
+        kids = facts.children[i]
+        top = float(facts.top[i])
+        sub = subtree[i] / best_subtree
+        doc_share = doc_score[doc] / best_doc
+        labels = share(facts.label_terms[i])
+        path = share(facts.path_terms[i])
+        title = held(facts.title_terms[i])
+        rows.append(
+            [
+                sub,
+                math.log(sub + LOG_FLOOR),
+                own[i] / best_own,
+                RANK_K / (RANK_K + subtree_rank[i]),
+                RANK_K / (RANK_K + own_rank[i]),
+                doc_share,
+                share(facts.document_terms[doc]),
+                share(facts.own_terms[i]),
+                top,
+                facts.level[i],
+                float(not facts.title_terms[i]),
+                title / facts.title_mass[i] if facts.title_mass[i] > 0 else 0.0,
+                labels,
+                path,
+                float(facts.release_notes[i]),
+                subtree[parent] / best_subtree if parent >= 0 else 0.0,
+                own[parent] / best_own if parent >= 0 else 0.0,
+                float(subtree[kids].max()) / best_subtree if len(kids) else 0.0,
+                top * path,
+                top * labels,
+                top * doc_share,
+            ]
+        )
+    return candidates, np.array(rows, dtype=np.float64)
+
+
+def _ranked(scores: npt.NDArray[np.float64]) -> npt.NDArray[np.intp]:
+    """Indices with a positive score, best first (ties: index order)."""
+    found = np.flatnonzero(scores > 0)
+    return found[np.lexsort((found, -scores[found]))]
