@@ -9,6 +9,10 @@ recall@1/@5 and MRR (folds by citing document) and the weights over all dev ques
 form of :data:`~treeseek.search.document.ranking.WEIGHTS`.
 
     python bench/docs_xref/fit.py DOCS --questions Q.jsonl --db x.db
+
+Needs SciPy (L-BFGS), which treeseek does not depend on: it comes with the ``vectors`` extra's
+dependencies, or ``pip install scipy``. Only this fitting script uses it; the fitted weights are
+a constant in the package.
 """
 
 from __future__ import annotations
