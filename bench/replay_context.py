@@ -29,8 +29,8 @@ from typing import Any
 import treeseek
 from treeseek.cli.eval_commands import parse_repo_mappings
 from treeseek.context import TreeSource, plan, select, whole_files
-from treeseek.eval.context_metrics import SYMBOL_KS, score_context
 from treeseek.eval.contents import CONTENTS_TREE, ContentsUniverse
+from treeseek.eval.context_metrics import SYMBOL_KS, score_context
 from treeseek.eval.datasets import Instance, load_instances
 from treeseek.llm.select import navigator_from_spec
 from treeseek.search.base import QueryOptions
@@ -139,7 +139,8 @@ def main() -> None:
             f"{budget:>6}  {_mean([s['line_recall'] for s in sc]):.3f}  "
             f"{_mean([s['file_cover'] for s in sc]):.3f}  "
             f"{_mean([s['tokens_used'] for s in sc]):>6.0f} | "
-            f"{_mean([s['line_recall'] for s in bs]):.3f} {_mean([s['file_cover'] for s in bs]):.3f}"
+            f"{_mean([s['line_recall'] for s in bs]):.3f} "
+            f"{_mean([s['file_cover'] for s in bs]):.3f}"
         )
     sc = [r["contexts"][0]["scores"] for r in rows]
     accs = " / ".join(f"{_mean([s[f'symbol_acc_at_{k}'] for s in sc]):.3f}" for k in SYMBOL_KS)

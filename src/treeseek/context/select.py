@@ -17,13 +17,14 @@ The steps (each a plain function, so an agent-facing layer can reuse them):
    query terms, weighted by IDF), inside the symbol. A class's anchor is its header.
 3. **Greedy fill** (:func:`select`): units in priority order, ``(1 + file rank) ** -1.5``
    times ``1 / (1 + the anchor's rank within its file)`` (:func:`unit_priority`: the second
-   and third places of the best file come before the best place of the second file, its
-   fourth after: diversity across files without ten spans of one file, weighted to the best
-   files). A file gives up to :data:`CHUNKS_PER_FILE` BM25 anchors, so a large budget is
-   filled with more of the ranked files rather than left unused. A unit costs the tokens of its lines not yet taken; a unit that does not fit is
-   cut to a window around its hottest line when its file is not represented yet (so the best
-   file always is) or enough budget is left; else skipped. Lines of one file that overlap or
-   touch merge into one span.
+   place of the best file comes before the best place of the second file, its third after;
+   the second file's second place after the third file's best: diversity across files
+   without ten spans of one file, weighted to the best files). A file gives up to
+   :data:`CHUNKS_PER_FILE` BM25 anchors, so a large budget is filled with more of the ranked
+   files rather than left unused. A unit costs the tokens of its lines not yet taken; a unit
+   that does not fit is cut to a window around its hottest line when its file is not
+   represented yet (so the best file always is) or enough budget is left; else skipped.
+   Lines of one file that overlap or touch merge into one span.
 4. **Exact count**: each span's text is counted as a whole; the sum never exceeds the budget
    (spans are trimmed from the lowest priority up if it would).
 
@@ -555,8 +556,8 @@ def _unit(p: Plan, costs: _Costs, anchor: Anchor, cap: int, priority: float) -> 
 
 def unit_priority(file_rank: int, anchor_rank: int) -> float:
     """The priority of a file's ``anchor_rank``-th anchor (both 0-based): steeper across
-    files than within one, so the best file's second place outranks the second file's best
-    (``2 ** -1.5`` < ``1 / 2``) but not its fourth."""
+    files than within one (the second file's best, ``2 ** -1.5`` = 0.35, ranks between the
+    best file's second and third places)."""
     return float((1 + file_rank) ** -FILE_DECAY / (1 + anchor_rank))
 
 
