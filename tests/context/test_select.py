@@ -7,7 +7,7 @@ import itertools
 from typing import Any
 
 from treeseek.context import TreeSource, plan, select, whole_files
-from treeseek.context.select import WINDOW_LINES
+from treeseek.context.select import SYMBOL_MARGIN, WINDOW_LINES, unit_priority
 from treeseek.database import Database
 from treeseek.llm.tokens import default_counter
 from treeseek.search.base import FileHit
@@ -44,13 +44,18 @@ def check_spans(db: Database, spans: list[Any], budget: int) -> None:
             assert s2 > e1 + 1, f"spans {ranges} overlap or touch: they should be merged"
 
 
-def test_a_method_comes_whole_with_one_line_of_margin(shop: Database) -> None:
+def test_a_method_comes_whole_with_its_margin(shop: Database) -> None:
     source = TreeSource(shop.store, "shop")
     sel = select(plan(source, [hit(RETRY, chunk=chunk(13, 15, "Backoff.delay"))]), 8000)
     first = sel.spans[0]
-    assert (first.path, first.start_line, first.end_line) == (RETRY, 12, 16)
+    # delay is lines 13-15
+    assert (first.path, first.start_line, first.end_line) == (
+        RETRY,
+        13 - SYMBOL_MARGIN,
+        15 + SYMBOL_MARGIN,
+    )
     assert first.symbol == f"{RETRY}::Backoff.delay"
-    assert first.text.splitlines()[1].strip().startswith("def delay")
+    assert first.text.splitlines()[SYMBOL_MARGIN].strip().startswith("def delay")
     assert sel.symbols[0] == f"{RETRY}::Backoff.delay"
     check_spans(shop, sel.spans, 8000)
 
@@ -60,7 +65,8 @@ def test_adjacent_methods_merge_into_one_span(shop: Database) -> None:
     h = hit(RETRY, mentions=[mention("Backoff.delay"), mention("Backoff.jitter")])
     sel = select(plan(source, [h]), 8000)
     first = sel.spans[0]
-    assert (first.start_line, first.end_line) == (12, 20)  # delay 13-15, jitter 17-19, margins
+    # delay 13-15, jitter 17-19, and their margins
+    assert (first.start_line, first.end_line) == (13 - SYMBOL_MARGIN, 19 + SYMBOL_MARGIN)
     assert first.symbol == f"{RETRY}::Backoff.delay"  # the best unit names the span
     assert sel.symbols[:2] == [f"{RETRY}::Backoff.delay", f"{RETRY}::Backoff.jitter"]
     check_spans(shop, sel.spans, 8000)
@@ -81,7 +87,7 @@ def test_a_symbol_too_long_for_the_budget_is_cut_around_its_hottest_line(
     check_spans(shop, sel.spans, 600)
     # with room for it, the whole function comes (and its margin)
     whole = select(p, 16000).spans[0]
-    assert (whole.start_line, whole.end_line) == (21, 146)
+    assert (whole.start_line, whole.end_line) == (22 - SYMBOL_MARGIN, 145 + SYMBOL_MARGIN)
 
 
 def test_the_best_file_is_represented_even_at_a_tiny_budget(shop: Database) -> None:
@@ -101,6 +107,27 @@ def test_diversity_across_files_before_more_of_one_file(shop: Database) -> None:
     sel = select(p, 700)
     assert {s.path for s in sel.spans} == {RETRY, INVOICE}
     check_spans(shop, sel.spans, 700)
+
+
+def test_the_best_files_first_places_come_before_the_next_files_best() -> None:
+    # the budget leans to the best files: place 2 of file 1 before place 1 of file 2, its
+    # 3rd after; file 2's second place after file 3's first
+    assert unit_priority(0, 0) > unit_priority(0, 1) > unit_priority(1, 0) > unit_priority(0, 2)
+    assert unit_priority(2, 0) > unit_priority(1, 1)
+
+
+def test_places_of_the_best_file_fill_the_budget_before_the_next_file(shop: Database) -> None:
+    source = TreeSource(shop.store, "shop")
+    hits = [hit(RETRY), hit(INVOICE)]
+    p = plan(source, hits, "invoice total retry payment backoff delay jitter refund")
+    first_places = [a for a in p.anchors[RETRY] if a.reason == "bm25"][:3]
+    sel = select(p, 16000)
+    shown = [(s.start_line, s.end_line) for s in sel.spans if s.path == RETRY]
+    for a in first_places:  # the best file's first places are all shown ...
+        assert any(lo <= a.start_line <= hi for lo, hi in shown)
+    # ... and it comes first
+    assert sel.spans[0].path == RETRY
+    check_spans(shop, sel.spans, 16000)
 
 
 def test_query_with_a_budget_returns_spans_and_name_paths(shop: Database) -> None:

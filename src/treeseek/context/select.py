@@ -10,17 +10,21 @@ The steps (each a plain function, so an agent-facing layer can reuse them):
    BM25 of the question's terms within the file (``bm25``), symbols from symbol search or a
    graph walk (``symbol``, ``walk``); a file with none of these gets its head (``head``).
 2. **Units**: an anchor becomes a unit of lines: the whole enclosing function or method (the
-   outermost one below classes, else the innermost) with one line of margin each side when it
+   outermost one below classes, else the innermost) with :data:`SYMBOL_MARGIN` lines of margin
+   each side (a fix often adds lines just after a function, or edits its decorators) when it
    fits the per-unit cap (a third of the budget, at most :data:`MAX_UNIT_TOKENS`); else a window
    of :data:`WINDOW_LINES` lines around the anchor's hottest line (the line matching the most
    query terms, weighted by IDF), inside the symbol. A class's anchor is its header.
-3. **Greedy fill** (:func:`select`): units in priority order, ``1 / (1 + file rank)`` times
-   ``1 / (1 + the anchor's rank within its file)`` (the second-best place of the best file
-   ties with the best place of the second file: diversity across files without ten spans of
-   one file). A unit costs the tokens of its lines not yet taken; a unit that does not fit is
-   cut to a window around its hottest line when its file is not represented yet (so the best
-   file always is) or enough budget is left; else skipped. Lines of one file that overlap or
-   touch merge into one span.
+3. **Greedy fill** (:func:`select`): units in priority order, ``(1 + file rank) ** -1.5``
+   times ``1 / (1 + the anchor's rank within its file)`` (:func:`unit_priority`: the second
+   place of the best file comes before the best place of the second file, its third after;
+   the second file's second place after the third file's best: diversity across files
+   without ten spans of one file, weighted to the best files). A file gives up to
+   :data:`CHUNKS_PER_FILE` BM25 anchors, so a large budget is filled with more of the ranked
+   files rather than left unused. A unit costs the tokens of its lines not yet taken; a unit
+   that does not fit is cut to a window around its hottest line when its file is not
+   represented yet (so the best file always is) or enough budget is left; else skipped.
+   Lines of one file that overlap or touch merge into one span.
 4. **Exact count**: each span's text is counted as a whole; the sum never exceeds the budget
    (spans are trimmed from the lowest priority up if it would).
 
@@ -54,11 +58,14 @@ from treeseek.llm.tokens import TokenCounter, default_counter
 #: ranked files whose evidence is read
 MAX_FILES = 10
 #: chunks of a file ranked by in-file BM25 that become anchors
-CHUNKS_PER_FILE = 8
+CHUNKS_PER_FILE = 40
+FILE_DECAY = 1.5
+ANCHOR_DECAY = 1.0
+SCORE_POWER = 2.0
 #: lines of margin around a whole symbol
-SYMBOL_MARGIN = 1
+SYMBOL_MARGIN = 5
 #: lines of a window cut around an anchor's hottest line
-WINDOW_LINES = 30
+WINDOW_LINES = 80
 #: lines of a file's head when the file has no other anchor
 HEAD_LINES = 40
 #: a whole symbol may take at most this share of the budget ...
@@ -547,6 +554,13 @@ def _unit(p: Plan, costs: _Costs, anchor: Anchor, cap: int, priority: float) -> 
     return Unit(path, s, e, focus, qname, anchor.reason, priority, anchor.file_rank)
 
 
+def unit_priority(file_rank: int, anchor_rank: int) -> float:
+    """The priority of a file's ``anchor_rank``-th anchor (both 0-based): steeper across
+    files than within one (the second file's best, ``2 ** -1.5`` = 0.35, ranks between the
+    best file's second and third places)."""
+    return float((1 + file_rank) ** -FILE_DECAY / (1 + anchor_rank))
+
+
 def units(p: Plan, costs: _Costs, cap: int) -> list[Unit]:
     """Every anchor's unit, in priority order."""
     out: list[Unit] = []
@@ -554,7 +568,7 @@ def units(p: Plan, costs: _Costs, cap: int) -> list[Unit]:
         found = 0
         anchors = list(p.anchors.get(path, ()))
         for j, anchor in enumerate(anchors):
-            priority = 1.0 / (1 + anchor.file_rank) / (1 + j)
+            priority = unit_priority(anchor.file_rank, j)
             u = _unit(p, costs, anchor, cap, priority)
             if u is not None:
                 out.append(u)
@@ -562,7 +576,7 @@ def units(p: Plan, costs: _Costs, cap: int) -> list[Unit]:
         if not found:  # no anchor made a unit: the file's head
             n = len(p.source.lines(path) or [])
             head = Anchor(path, rank, 1, min(n, HEAD_LINES), "head")
-            u = _unit(p, costs, head, cap, 1.0 / (1 + rank) / (1 + len(anchors)))
+            u = _unit(p, costs, head, cap, unit_priority(rank, len(anchors)))
             if u is not None:
                 out.append(u)
     out.sort(key=lambda u: -u.priority)  # stable: file order, then anchor order
