@@ -108,4 +108,43 @@ def is_release_notes_path(path: str) -> bool:
     return bool(_RELEASE_FILE.match(parts[-1]))
 
 
-__all__ = ("is_config_path", "is_release_notes_path", "is_test_path", "is_vendored_path")
+#: contents that are data, not source or prose: translation catalogs, vector images, tables,
+#: source maps, lock files. Their nodes stay in the tree (paths still match); the code index
+#: does not parse them, so their text is not chunked into the full-text index, where it would
+#: only add noise and size (in a django checkout, .po catalogs are a third of all text).
+DATA_SUFFIXES = (
+    ".po",
+    ".pot",
+    ".svg",
+    ".csv",
+    ".tsv",
+    ".min.js",
+    ".min.css",
+    ".map",
+    ".lock",
+)
+
+
+def is_data_file(path: str) -> bool:
+    """A data file by its path (:data:`DATA_SUFFIXES`): the code index never parses it."""
+    return path.lower().endswith(DATA_SUFFIXES)
+
+
+def code_content(path: str, content_hash: str | None) -> str | None:
+    """The content whose code rows (chunks, symbols, edges, term counts) the file at ``path``
+    reads: its content hash, or None for a data file. Code rows are kept per content, and a
+    data file's bytes may have been parsed at another path of another tree (``app.min.js``
+    in one, the same bytes as ``app.js`` in another): joining a tree's files to their code
+    rows through this keeps a tree's results independent of the other trees."""
+    return None if content_hash is None or is_data_file(path) else content_hash
+
+
+__all__ = (
+    "DATA_SUFFIXES",
+    "code_content",
+    "is_config_path",
+    "is_data_file",
+    "is_release_notes_path",
+    "is_test_path",
+    "is_vendored_path",
+)

@@ -33,19 +33,28 @@ class Source:
         return self.text(node.child_by_field_name(name))
 
     def nodes(self, capture: str) -> list[Node]:
-        """Captured nodes in the order the query produced them: document order within one
-        pattern, not across patterns (see :meth:`sorted_nodes`)."""
+        """Captured nodes in document order (:func:`parse_source` orders them)."""
         return self.captures.get(capture, [])
 
     def sorted_nodes(self, capture: str) -> list[Node]:
         return sorted(self.captures.get(capture, []), key=lambda n: n.start_byte)
 
 
+def _document_order(node: Node) -> tuple[int, int, int]:
+    """By start, an enclosing node before the nodes it encloses."""
+    return (node.start_byte, -node.end_byte, node.kind_id)
+
+
 def parse_source(path: str, language: str, data: bytes, query_text: str) -> Source:
+    """Parse ``data`` and run the language's query over it. Each capture's nodes are put in
+    document order: tree-sitter returns them in no stable order (py-tree-sitter 0.26 gave
+    another order on each parse of one file), and extractors that keep the first node they
+    see (the line of a merged call edge) would record different rows for the same bytes."""
     tree = ts_parser(language).parse(data)
     root = tree.root_node
     captures = QueryCursor(ts_query(language, query_text)).captures(root) if query_text else {}
-    return Source(path, language, data, root, dict(captures), root.has_error)
+    ordered = {name: sorted(nodes, key=_document_order) for name, nodes in captures.items()}
+    return Source(path, language, data, root, ordered, root.has_error)
 
 
 def line_of(node: Node) -> int:

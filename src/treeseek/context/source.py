@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from treeseek.code.chunks import chunk_layout
+from treeseek.code.conventions import code_content
 from treeseek.code.languages import language_for_path
 from treeseek.code.model import Symbol
 from treeseek.context._deps import CodeStore, code_store
@@ -187,17 +188,23 @@ class TreeSource:
     def language(self, path: str) -> str | None:
         return language_for_path(path)
 
+    def _code_content(self, path: str) -> str | None:
+        """The content whose code rows the file reads (:func:`code_content`; None for a
+        directory, a missing path or a data file)."""
+        node = self.node(path)
+        return code_content(path, node.content_hash) if node is not None else None
+
     def prefetch_symbols(self, paths: Sequence[str]) -> None:
         """Read the symbols of several files at once."""
         want = {}
         for p in paths:
-            node = self.node(p)
-            if p not in self._symbols and node is not None and node.content_hash:
-                cached = _CACHE.get("symbols", node.content_hash)
+            digest = self._code_content(p)
+            if p not in self._symbols and digest:
+                cached = _CACHE.get("symbols", digest)
                 if cached is not None:
                     self._symbols[p] = cached
                 else:
-                    want[p] = node.content_hash
+                    want[p] = digest
         code = self.code
         if not want or code is None:
             return
@@ -223,13 +230,13 @@ class TreeSource:
         code = self.code
         want = {}
         for p in paths:
-            node = self.node(p)
-            if p not in self._chunks and node is not None and node.content_hash:
-                cached = _CACHE.get("chunks", node.content_hash)
+            digest = self._code_content(p)
+            if p not in self._chunks and digest:
+                cached = _CACHE.get("chunks", digest)
                 if cached is not None:
                     self._chunks[p] = cached
                 else:
-                    want[p] = node.content_hash
+                    want[p] = digest
         if want and code is not None:
             bodies = code.chunk_documents(set(want.values()))
             self.prefetch_symbols(list(want))
@@ -255,9 +262,11 @@ class TreeSource:
         return [n.path for n in self.store.subtree(self.tree, prefix) if n.is_file]
 
     def hashes(self) -> dict[str, list[str]]:
-        """content hash -> the tree's paths holding it."""
+        """content hash -> the tree's paths holding it that read its code rows (data files
+        read none: :func:`code_content`)."""
         out: dict[str, list[str]] = {}
         for n in self.store.subtree(self.tree, ""):
-            if n.is_file and n.content_hash:
-                out.setdefault(n.content_hash, []).append(n.path)
+            digest = code_content(n.path, n.content_hash) if n.is_file else None
+            if digest:
+                out.setdefault(digest, []).append(n.path)
         return out

@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from treeseek.code.conventions import is_test_path
+from treeseek.code.conventions import is_data_file, is_test_path
 from treeseek.code.languages import language_for_path
 from treeseek.code.model import FileCodeIndex, Symbol, SymbolKind
 from treeseek.code.parse import index_file
@@ -45,27 +45,6 @@ OUTLINE_CHARS = 2000
 HEAD_BYTES = 4 * OUTLINE_CHARS
 #: texts per embedder call
 EMBED_BATCH = 64
-#: contents that are data, not source or prose: translation catalogs, vector images, tables,
-#: source maps, lock files. Their nodes stay in the tree (paths still match); their text is
-#: not chunked into the full-text index, where it would only add noise and size (in a django
-#: checkout, .po catalogs are a third of all text).
-DATA_SUFFIXES = (
-    ".po",
-    ".pot",
-    ".svg",
-    ".csv",
-    ".tsv",
-    ".min.js",
-    ".min.css",
-    ".map",
-    ".lock",
-)
-
-
-def is_data_file(path: str) -> bool:
-    return path.lower().endswith(DATA_SUFFIXES)
-
-
 #: below this many files to parse, a process pool costs more than it saves
 PARALLEL_MIN_FILES = 64
 #: files handed to a worker at a time

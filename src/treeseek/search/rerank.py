@@ -27,6 +27,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from treeseek.code.conventions import code_content
 from treeseek.code.model import Symbol, SymbolKind
 from treeseek.llm.base import Candidate, RankRequest, Segment, Usage
 from treeseek.llm.prices import estimate_cost
@@ -120,7 +121,7 @@ class RerankRetriever(Retriever):
         try:
             code = ctx.store.code()
             nodes = ctx.store.nodes(ctx.tree.name, [h.node_id for h in hits])
-            by_hash = {n.content_hash: n.id for n in nodes if n.content_hash}
+            by_hash = {h: n.id for n in nodes if (h := code_content(n.path, n.content_hash))}
             symbols = code.symbols_of(list(by_hash))
         except Exception as exc:  # no code index (or a store without one): paths alone
             log.info("rerank: no outlines (%s)", exc)

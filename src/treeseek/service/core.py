@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
+from treeseek.code.conventions import code_content
 from treeseek.database import Database, normalize_query_path
 from treeseek.errors import (
     BuildError,
@@ -389,9 +390,8 @@ class Service:
         node = self.db.node(tree, check_path(path))
         if node.is_dir:
             raise NodeNotFound(f"{node.path or '.'} is a directory; give a file")
-        symbols = (
-            [] if node.content_hash is None else self.db.store.code().symbols(node.content_hash)
-        )
+        digest = code_content(node.path, node.content_hash)
+        symbols = [] if digest is None else self.db.store.code().symbols(digest)
         return {
             "tree": tree,
             "path": node.path,

@@ -24,6 +24,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from treeseek.code.conventions import code_content
 from treeseek.errors import RetrievalError
 from treeseek.rank.paths import PathScorer
 from treeseek.search.base import SearchContext
@@ -129,7 +130,7 @@ class FlatContent:
     def _indexed(self, node_ids: Sequence[str]) -> bool:
         """Whether any of these files has code-index rows (path-only trees have none)."""
         nodes = self.ctx.store.nodes(self.ctx.tree.name, list(node_ids))
-        hashes = [n.content_hash for n in nodes if n.content_hash]
+        hashes = [h for n in nodes if (h := code_content(n.path, n.content_hash))]
         return bool(hashes) and bool(self.ctx.store.code().code_files(hashes))
 
 

@@ -51,7 +51,7 @@ import numpy as np
 import numpy.typing as npt
 
 from treeseek.code.chunks import SECTION_SUFFIXES
-from treeseek.code.conventions import is_config_path, is_test_path, is_vendored_path
+from treeseek.code.conventions import code_content, is_config_path, is_test_path, is_vendored_path
 from treeseek.code.languages import language_for_path
 from treeseek.embed.base import Embedder
 from treeseek.embed.neural import QueryEmbedder
@@ -338,7 +338,7 @@ class FlatRetriever(Retriever):
     @staticmethod
     def _load_tree_files(ctx: SearchContext) -> _TreeFiles:
         nodes = {n.path: n for n in ctx.store.subtree(ctx.tree.name, "") if n.is_file}
-        hash_by_path = {p: n.content_hash for p, n in nodes.items() if n.content_hash}
+        hash_by_path = {p: h for p, n in nodes.items() if (h := code_content(p, n.content_hash))}
         language = {p: language_for_path(p) for p in nodes}
         return _TreeFiles(nodes, hash_by_path, TreeNames.build(list(nodes)), language)
 

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from treeseek.code.conventions import is_test_path
+from treeseek.code.conventions import code_content, is_test_path
 from treeseek.code.languages import language_for_path
 from treeseek.code.model import symbol_id
 from treeseek.code.modules import module_name
@@ -119,7 +119,7 @@ def retrieve_items(
     ranked: list[tuple[tuple[int, int, int, float], RetrievalItem]] = []
     for hit in hits:
         node = ctx.store.node(ctx.tree.name, hit.node_id)
-        digest = node.content_hash
+        digest = code_content(node.path, node.content_hash)
         if digest is None:
             continue
         test = int(is_test_path(hit.path))

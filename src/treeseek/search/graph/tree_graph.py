@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from treeseek.code.conventions import code_content
 from treeseek.code.graph import CodeGraph
 from treeseek.code.languages import language_for_path
 from treeseek.code.model import FileCodeIndex
@@ -32,13 +33,13 @@ def load_tree_indexes(store: Store, tree: str) -> dict[str, FileCodeIndex]:
     index never parsed (empty ones, say) get an empty index, so their paths still count."""
     code = store.code()
     states = store.file_states(tree)
-    hashes = {s.content_hash for s in states.values() if s.content_hash}
+    hashes = {h for s in states.values() if (h := code_content(s.path, s.content_hash))}
     infos = code.code_files(hashes)
     symbols = code.symbols_of(hashes)
     per_hash: dict[str, tuple[FileCodeIndex, str | None]] = {}
     out: dict[str, FileCodeIndex] = {}
     for state in sorted(states.values(), key=lambda s: s.path):
-        digest = state.content_hash
+        digest = code_content(state.path, state.content_hash)
         info = infos.get(digest) if digest else None
         if digest is None or info is None:
             # never parsed (empty, skipped): still a path, and an empty __init__.py still
