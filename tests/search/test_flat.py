@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 import pytest
+from code_trees import index_files, lexical_context
 
 import treeseek
 from treeseek.code.conventions import is_test_path
@@ -48,12 +49,7 @@ FILES = {
 
 @pytest.fixture
 def db(tmp_path: Path) -> Iterator[Database]:
-    root = tmp_path / "repo"
-    for rel, text in FILES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    database = treeseek.open(tmp_path / "flat.db", hooks=[CodeIndexHook()])
-    database.index(root, name="shop")
+    database = index_files(tmp_path, FILES)
     try:
         yield database
     finally:
@@ -61,7 +57,7 @@ def db(tmp_path: Path) -> Iterator[Database]:
 
 
 def _ctx(db: Database) -> SearchContext:
-    return SearchContext(store=db.store, tree=db.tree("shop"), navigator=LexicalNavigator())
+    return lexical_context(db)
 
 
 def _paths(db: Database, query: str, config: FlatConfig | None = None, k: int = 10) -> list[str]:

@@ -8,11 +8,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from code_trees import index_files, lexical_context
 
-import treeseek
 from treeseek.database import Database
-from treeseek.index.code_hook import CodeIndexHook
-from treeseek.llm.lexical import LexicalNavigator
 from treeseek.search.base import QueryOptions, SearchContext
 from treeseek.search.flat.flat import FlatConfig, FlatRetriever
 from treeseek.search.flat.import_graph import ImportResolver, personalized_pagerank
@@ -102,12 +100,7 @@ QUERY = "checkout() charges the wrong amount for a cart"
 
 @pytest.fixture
 def db(tmp_path: Path) -> Iterator[Database]:
-    root = tmp_path / "repo"
-    for rel, text in FILES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    database = treeseek.open(tmp_path / "graph.db", hooks=[CodeIndexHook()])
-    database.index(root, name="shop")
+    database = index_files(tmp_path, FILES, db_file="graph.db")
     try:
         yield database
     finally:
@@ -115,7 +108,7 @@ def db(tmp_path: Path) -> Iterator[Database]:
 
 
 def _ctx(db: Database) -> SearchContext:
-    return SearchContext(store=db.store, tree=db.tree("shop"), navigator=LexicalNavigator())
+    return lexical_context(db)
 
 
 def _column(db: Database, config: FlatConfig, feature: str) -> dict[str, float]:

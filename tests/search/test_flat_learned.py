@@ -8,11 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from code_trees import index_files, lexical_context
 
-import treeseek
 from treeseek.database import Database
-from treeseek.index.code_hook import CodeIndexHook
-from treeseek.llm.lexical import LexicalNavigator
 from treeseek.search.base import QueryOptions, SearchContext
 from treeseek.search.flat.flat import FlatConfig, FlatRetriever
 from treeseek.search.flat.learned import (
@@ -60,12 +58,7 @@ QUERY = (
 
 @pytest.fixture
 def db(tmp_path: Path) -> Iterator[Database]:
-    root = tmp_path / "repo"
-    for rel, text in FILES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    database = treeseek.open(tmp_path / "flat.db", hooks=[CodeIndexHook()])
-    database.index(root, name="shop")
+    database = index_files(tmp_path, FILES)
     try:
         yield database
     finally:
@@ -73,7 +66,7 @@ def db(tmp_path: Path) -> Iterator[Database]:
 
 
 def _ctx(db: Database) -> SearchContext:
-    return SearchContext(store=db.store, tree=db.tree("shop"), navigator=LexicalNavigator())
+    return lexical_context(db)
 
 
 def _ranked(db: Database, config: FlatConfig, query: str = QUERY) -> list[tuple[str, float]]:
