@@ -22,7 +22,8 @@ answered (the same ones), with the count. ``--interleave`` runs the rows instanc
 instead (every row answers instance 1, then instance 2, ...), each local row with a llama.cpp
 model of its own (so no row reads another's KV state), and stops at ``--stop-at`` (UTC):
 whatever finished, every row has answered the same instances. ``--per-instance FILE`` appends
-one JSON line per answered (row, instance) as it finishes, so a stopped run keeps them. The
+one JSON line per answered (row, instance) as it finishes, so a stopped run keeps them, and
+``--resume`` continues it later (instances every row answered are skipped). The
 databases are opened only if their schema is current (checked on a read-only connection), so a
 shared cache is never migrated. Usage::
 
@@ -284,12 +285,19 @@ def summarize(rows: dict[str, list[Done]]) -> dict[str, Any]:
 
 
 def read_per_instance(path: Path) -> dict[str, list[Done]]:
-    """The answers a ``--per-instance`` file holds, by row (in the order they were written)."""
+    """The answers a ``--per-instance`` file holds, by row (in the order they were written).
+
+    An instance answered twice by a row (a run stopped inside it, then ``--resume``d, answers
+    it again with every row) counts once: its first answer."""
     rows: dict[str, list[Done]] = {}
+    seen: set[tuple[str, str]] = set()
     for line in path.read_text(encoding="utf-8").splitlines():
         d = json.loads(line)
         usage = Usage(**d.pop("usage"))
-        rows.setdefault(d.pop("row"), []).append(Done(usage=usage, **d))
+        row = d.pop("row")
+        if (row, d["instance_id"]) not in seen:
+            seen.add((row, d["instance_id"]))
+            rows.setdefault(row, []).append(Done(usage=usage, **d))
     return rows
 
 
@@ -317,6 +325,11 @@ def main() -> None:
     ap.add_argument("--interleave", action="store_true", help="rows instance by instance")
     ap.add_argument("--stop-at", type=_utc_time, help="HH:MM UTC: no instance starts after it")
     ap.add_argument("--per-instance", type=Path, help="append one JSON line per answer")
+    ap.add_argument(
+        "--resume",
+        action="store_true",
+        help="skip the instances every row already answered in the --per-instance file",
+    )
     ap.add_argument("--out", type=Path)
     ap.add_argument(
         "--layers",
@@ -340,12 +353,19 @@ def main() -> None:
     for _, db_file in instances:
         if not _schema_current(db_file):
             sys.exit(f"{db_file}: schema not current; opening it would migrate it")
+    names = [r for r in args.rows.split(",") if r]
+    if args.resume and args.per_instance and args.per_instance.is_file():
+        earlier = read_per_instance(args.per_instance)
+        answered = set.intersection(
+            *({d.instance_id for d in earlier.get(n, [])} for n in names or [""])
+        )
+        instances = [(i, f) for i, f in instances if i.instance_id not in answered]
+        print(f"resuming: {len(answered)} answered, {len(instances)} to go", file=sys.stderr)
     report: dict[str, Any] = {"model": args.model, "sample": len(instances), "seed": args.seed}
     if args.speed:
         report["speed"] = speed(args.model, instances[0][1], instances[0][0].query)
         print(json.dumps(report["speed"], indent=1), file=sys.stderr)
     rows: dict[str, list[Done]] = {}
-    names = [r for r in args.rows.split(",") if r]
     if args.interleave and names:
         rows = run_interleaved([ROWS[n] for n in names], instances, args.model, args)
     for name in [] if args.interleave else names:
