@@ -1,5 +1,7 @@
-"""Vector search: exact on SQLite, through pgvector's HNSW index on PostgreSQL, with the same
-contents and bit-identical scores where the index finds the exact neighbours.
+"""Vector search: exact on SQLite; on PostgreSQL exact for one tree's keys up to
+``EXACT_KEYS`` files (the same answers as SQLite, whatever other trees hold) and through
+pgvector's HNSW index beyond, with the same contents and bit-identical scores where the index
+finds the exact neighbours.
 
 HNSW is approximate. The tolerance measured here (random 32-dimensional vectors, the hardest
 case for a graph index: no clusters): recall@20 of every query at least 0.9 and on average
@@ -23,6 +25,7 @@ from treeseek.index.code_hook import CodeIndexHook
 from treeseek.llm.lexical import LexicalNavigator
 from treeseek.search.base import SearchContext
 from treeseek.search.flat.flat import FlatConfig, FlatRetriever
+from treeseek.store import code_postgres
 from treeseek.store.base import Store
 from treeseek.store.code_base import VectorKey
 from treeseek.store.code_postgres import PostgresCodeStore, ef_search, max_scan_tuples
@@ -53,12 +56,14 @@ def _two_trees() -> dict[str, dict[VectorKey, np.ndarray]]:
     return out
 
 
+@pytest.mark.parametrize("exact_keys", [0, code_postgres.EXACT_KEYS])
 def test_nearest_is_among_the_keys_not_their_contents_at_other_paths(
-    store_factory: Callable[..., Store],
+    store_factory: Callable[..., Store], exact_keys: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """One content at two paths has two vectors: a search among one path's key never
-    answers with the other's, even when that one is nearer (the HNSW scan on PostgreSQL too:
-    there are more keys than asked for)."""
+    answers with the other's, even when that one is nearer (on PostgreSQL both through the
+    HNSW scan, ``EXACT_KEYS`` 0, and the exact scan: there are more keys than asked for)."""
+    monkeypatch.setattr(code_postgres, "EXACT_KEYS", exact_keys)
     store = store_factory()
     rng = np.random.default_rng(5)
     query = rng.standard_normal(DIM).astype(np.float32)
@@ -109,8 +114,10 @@ def test_search_settings_grow_with_k_and_with_the_share_of_other_trees() -> None
 
 
 def test_hnsw_index_is_used_and_finds_the_exact_neighbours(
-    tmp_path: Path, postgres_url: Callable[[], str]
+    tmp_path: Path, postgres_url: Callable[[], str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A tree of more than ``EXACT_KEYS`` vectors (here 600, the limit lowered to 100)."""
+    monkeypatch.setattr(code_postgres, "EXACT_KEYS", 100)
     vectors = _two_trees()
     lite = SQLiteStore(tmp_path / "v.db")
     pg = PostgresStore(postgres_url())
@@ -147,6 +154,31 @@ def test_hnsw_index_is_used_and_finds_the_exact_neighbours(
     finally:
         lite.close()
         pg.close()
+
+
+def test_one_trees_nearest_is_exact_whatever_other_trees_hold(
+    tmp_path: Path, postgres_url: Callable[[], str]
+) -> None:
+    """Up to ``EXACT_KEYS`` files, PostgreSQL answers exactly SQLite's neighbours, with tree
+    ``a`` alone and beside tree ``b`` (the HNSW graph would hold both trees' vectors)."""
+    vectors = _two_trees()
+    assert PER_TREE <= code_postgres.EXACT_KEYS
+    lite = SQLiteStore(tmp_path / "v.db")
+    alone = PostgresStore(postgres_url())
+    shared = PostgresStore(postgres_url())
+    try:
+        _fill(lite, {"a": vectors["a"]})
+        _fill(alone, {"a": vectors["a"]})
+        _fill(shared, vectors)
+        tree_a = list(vectors["a"])
+        for q in np.random.default_rng(3).standard_normal((25, DIM)).astype(np.float32):
+            exact = lite.code().nearest("m", "file", q, K, tree_a)
+            assert alone.code().nearest("m", "file", q, K, tree_a) == exact
+            assert shared.code().nearest("m", "file", q, K, tree_a) == exact
+    finally:
+        lite.close()
+        alone.close()
+        shared.close()
 
 
 @pytest.fixture(scope="module")

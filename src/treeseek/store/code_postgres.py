@@ -576,24 +576,66 @@ class PostgresCodeStore:
         k: int,
         keys: Collection[VectorKey] | None = None,
     ) -> list[tuple[VectorKey, float]]:
-        """The ``k`` files among ``keys`` nearest ``query`` (see ``CodeStore.nearest``):
-        candidates by the HNSW index of ``model``/``kind`` (:meth:`_nearest_statement`), scored
-        exactly as SQLite scores them. When ``keys`` holds at most ``k`` files every one of
-        them is the answer: their vectors are read and scored, no index is needed."""
+        """The ``k`` files among ``keys`` nearest ``query`` (see ``CodeStore.nearest``),
+        scored exactly as SQLite scores them.
+
+        - ``keys`` of at most ``k`` files: every one of them is the answer; their vectors are
+          read and scored.
+        - ``keys`` of at most :data:`EXACT_KEYS` files (one tree's, the usual case): an exact
+          scan of those files' vectors (:meth:`_exact_candidates`), so the answer is SQLite's,
+          whatever other trees the database holds.
+        - more (or ``None``, every vector): candidates by the HNSW index of ``model``/``kind``
+          (:meth:`_nearest_statement`), approximate: which neighbours the graph search finds
+          can depend on the other vectors in the index.
+        """
         q = np.asarray(query, dtype=np.float32)
         if k <= 0 or not np.any(q):
             return []
+        dim = int(q.shape[0])
         if keys is not None:
             keys = list(dict.fromkeys(keys))
             if len(keys) <= k:
                 found = self.vectors(model, kind, keys)
-                dim = int(q.shape[0])
                 return exact_nearest({h: v for h, v in found.items() if v.shape[0] == dim}, q, k)
+            if len(keys) <= EXACT_KEYS:
+                return exact_nearest(self._exact_candidates(model, kind, q, k, keys), q, k)
         with self._read() as conn, conn.transaction():
             sql, params = self._nearest_statement(conn, model, kind, q, k, keys)
             with conn.cursor(binary=True) as cur:
                 rows = cur.execute(sql, params, prepare=False).fetchall()
         return exact_nearest({VectorKey(h, _path(p)): _as_float32(v) for h, p, v in rows}, q, k)
+
+    def _exact_candidates(
+        self,
+        model: str,
+        kind: str,
+        q: npt.NDArray[np.float32],
+        k: int,
+        keys: list[VectorKey],
+    ) -> dict[VectorKey, npt.NDArray[np.float32]]:
+        """The ``2k`` vectors among ``keys`` nearest ``q`` by pgvector's cosine distance, from
+        a scan of those keys' rows (primary-key lookups, no HNSW index: the materialized
+        CTE keeps the planner from ordering through the index). ``2k``, not ``k``: the final
+        order is :func:`exact_nearest`'s, whose float rounding may differ from pgvector's in
+        the last bits; a margin of ``k`` keeps every one of the exact ``k`` among the
+        candidates."""
+        from pgvector import Vector
+
+        dim = int(q.shape[0])
+        hashes, paths = _key_arrays(keys)
+        with self._read() as conn, conn.cursor(binary=True) as cur:
+            rows = cur.execute(
+                "WITH c AS MATERIALIZED (SELECT v.content_hash, v.path, v.vec"
+                " FROM code_vectors AS v"
+                " JOIN unnest(%s::text[], %s::bytea[]) AS w(content_hash, path)"
+                " ON v.content_hash = w.content_hash AND v.path = w.path"
+                f" WHERE v.model = %s AND v.kind = %s AND vector_dims(v.vec) = {dim})"
+                f" SELECT content_hash, path, vec FROM c"
+                f" ORDER BY vec::vector({dim}) <=> %s::vector({dim}) LIMIT %s",
+                (hashes, paths, model, kind, Vector(q), 2 * k),
+                prepare=False,
+            ).fetchall()
+        return {VectorKey(h, _path(p)): _as_float32(v) for h, p, v in rows}
 
     def nearest_plan(
         self,
@@ -670,6 +712,10 @@ class PostgresCodeStore:
         return sql, [*params, Vector(q), k]
 
 
+#: the most files a search among given keys (one tree's) scans exactly instead of through the
+#: HNSW index: an exact scan costs about as much as the index's at ~4k vectors (pgserver's
+#: PostgreSQL, 384 dimensions, k=200) and grows linearly; below it answers are SQLite's
+EXACT_KEYS = 4096
 #: pgvector's bounds of ``hnsw.ef_search``
 EF_SEARCH_MIN = 40
 EF_SEARCH_MAX = 1000
