@@ -14,6 +14,8 @@ Where several processes serve one database (``treeseek serve --workers N`` on Po
 job runs in the process that accepted it and every change of its status is written to the
 store's job board (:mod:`treeseek.store.jobs`): any process answers ``get``, ``list`` and
 ``wait`` for any job. A store without a board (SQLite, one process) keeps jobs in memory.
+A heartbeat thread touches this process's unfinished jobs on the board, so that if the process
+dies inside a job the others read the job as failed (:mod:`treeseek.store.jobs`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from treeseek.errors import BuildError, NodeNotFound, TreeseekError
 from treeseek.index.run import IndexProgress, IndexReport
+from treeseek.store import jobs as board_timing
 from treeseek.store.jobs import KEPT_JOBS, JobRecord
 from treeseek.trees.model import TreeSource
 
@@ -140,9 +143,26 @@ class Jobs:
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="treeseek-index")
+        self._closed = threading.Event()
+        if self._board is not None:
+            threading.Thread(
+                target=self._heartbeat, name="treeseek-job-heartbeat", daemon=True
+            ).start()
 
     def close(self) -> None:
+        self._closed.set()
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _heartbeat(self) -> None:
+        """Touch this process's unfinished jobs on the board until :meth:`close`."""
+        assert self._board is not None
+        while not self._closed.wait(board_timing.HEARTBEAT_SECONDS):
+            with self._lock:
+                ids = [j.id for j in self._jobs.values() if j.state in ("queued", "running")]
+            try:
+                self._board.touch(ids)
+            except Exception:  # the database is unreachable: try again at the next beat
+                continue
 
     def submit(
         self,

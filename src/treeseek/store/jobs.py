@@ -6,6 +6,12 @@ request may reach another worker). So the status of each job is a row of the dat
 (:class:`JobRecord`), written by the process running the job at every change and read by
 any. A SQLite database is served by one process: its jobs live in that process and its store
 has no board (:meth:`treeseek.store.base.Store.jobs` is None).
+
+A process can die inside a job (killed, out of memory, its machine gone) without writing
+``failed``. So the process running jobs *touches* its unfinished ones every
+:data:`HEARTBEAT_SECONDS`, and a board reads a queued or running job untouched for
+:data:`LOST_AFTER_SECONDS` (in the database's clock, so the processes' clocks do not matter)
+as failed, and records it so.
 """
 
 from __future__ import annotations
@@ -15,6 +21,12 @@ from typing import Any, Protocol, runtime_checkable
 
 #: finished jobs a board keeps (older ones are forgotten as new ones arrive)
 KEPT_JOBS = 200
+#: how often a process touches the unfinished jobs it runs
+HEARTBEAT_SECONDS = 10.0
+#: an unfinished job untouched this long has lost its process: it reads as failed
+LOST_AFTER_SECONDS = 60.0
+#: the error of such a job
+LOST_ERROR = "the process running this job stopped (no heartbeat for {seconds:.0f} s)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +61,11 @@ class JobBoard(Protocol):
         """Record a job's status (insert, or replace the job's previous status); visible to
         every process at once (not part of any write transaction of the caller)."""
 
-    def get(self, job_id: str) -> JobRecord | None: ...
+    def touch(self, job_ids: list[str]) -> None:
+        """Say that the process running these unfinished jobs is alive."""
+
+    def get(self, job_id: str) -> JobRecord | None:
+        """A job's last status (a lost job's as failed), or None if it is not kept."""
 
     def recent(self) -> list[JobRecord]:
         """The jobs kept (:data:`KEPT_JOBS` finished ones and every unfinished one), oldest

@@ -618,6 +618,13 @@ CREATE TABLE index_jobs (
 );
 """
 
+#: PostgreSQL migration 4: when the process running a job last said it is alive
+#: (:mod:`treeseek.store.jobs`), in the database's clock, so a job whose worker died is seen
+#: as failed instead of running forever.
+_PG_V4_JOB_HEARTBEAT = """
+ALTER TABLE index_jobs ADD COLUMN heartbeat TIMESTAMPTZ NOT NULL DEFAULT now();
+"""
+
 #: every PostgreSQL migration, in order; append only
 POSTGRES_MIGRATIONS: list[PostgresMigration] = [
     PostgresMigration(
@@ -634,6 +641,11 @@ POSTGRES_MIGRATIONS: list[PostgresMigration] = [
         version=3,
         description="index jobs' status, shared by the worker processes of a server",
         sql=_PG_V3_INDEX_JOBS,
+    ),
+    PostgresMigration(
+        version=4,
+        description="index jobs: a heartbeat, so a job whose worker died reads as failed",
+        sql=_PG_V4_JOB_HEARTBEAT,
     ),
 ]
 

@@ -2,6 +2,8 @@
 
 Each status is written on a connection of its own in autocommit (never inside the index
 job's write transaction, which commits only at its end), so every worker sees it at once.
+Every write stamps ``heartbeat`` with the database's ``now()``; every read first records the
+unfinished jobs whose heartbeat is older than ``LOST_AFTER_SECONDS`` as failed.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from treeseek.store.jobs import KEPT_JOBS, JobRecord
+from treeseek.store import jobs
+from treeseek.store.jobs import KEPT_JOBS, LOST_ERROR, JobRecord
 
 if TYPE_CHECKING:
     import psycopg
@@ -53,7 +56,7 @@ class PostgresJobBoard:
                 " ON CONFLICT (id) DO UPDATE SET state = EXCLUDED.state,"
                 " phase = EXCLUDED.phase, done = EXCLUDED.done, total = EXCLUDED.total,"
                 " error = EXCLUDED.error, report = EXCLUDED.report,"
-                " finished = EXCLUDED.finished RETURNING (xmax = 0)",
+                " finished = EXCLUDED.finished, heartbeat = now() RETURNING (xmax = 0)",
                 (
                     job.id,
                     job.tree,
@@ -77,8 +80,31 @@ class PostgresJobBoard:
                     (KEPT_JOBS - 1,),
                 )
 
+    def touch(self, job_ids: list[str]) -> None:
+        if not job_ids:
+            return
+        with self._connect() as conn:
+            conn.execute(
+                "UPDATE index_jobs SET heartbeat = now()"
+                " WHERE id = ANY(%s) AND state IN ('queued', 'running')",
+                (job_ids,),
+            )
+
+    @staticmethod
+    def _fail_lost(conn: psycopg.Connection[Any]) -> None:
+        """Record every unfinished job whose process stopped touching it as failed."""
+        seconds = jobs.LOST_AFTER_SECONDS
+        conn.execute(
+            "UPDATE index_jobs SET state = 'failed', error = %s,"
+            " finished = extract(epoch FROM now())"
+            " WHERE state IN ('queued', 'running')"
+            " AND heartbeat < now() - make_interval(secs => %s)",
+            (LOST_ERROR.format(seconds=seconds), seconds),
+        )
+
     def get(self, job_id: str) -> JobRecord | None:
         with self._connect() as conn:
+            self._fail_lost(conn)
             row = conn.execute(
                 f"SELECT {_COLUMNS} FROM index_jobs WHERE id = %s", (job_id,)
             ).fetchone()
@@ -86,5 +112,6 @@ class PostgresJobBoard:
 
     def recent(self) -> list[JobRecord]:
         with self._connect() as conn:
+            self._fail_lost(conn)
             rows = conn.execute(f"SELECT {_COLUMNS} FROM index_jobs ORDER BY seq").fetchall()
         return [_record(r) for r in rows]
