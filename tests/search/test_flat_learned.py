@@ -15,6 +15,7 @@ from treeseek.search.base import QueryOptions, SearchContext
 from treeseek.search.flat.flat import FlatConfig, FlatRetriever
 from treeseek.search.flat.learned import (
     FEATURES,
+    TEXT_FEATURES,
     Candidate,
     LinearModel,
     candidate_features,
@@ -213,3 +214,26 @@ def test_text_match_features_from_the_stored_terms_and_symbols(db: Database) -> 
 )
 def test_test_stem_drops_the_test_affixes(path: str, stem: str) -> None:
     assert counterpart_stem(path) == stem
+
+
+def test_a_model_weighing_a_text_match_feature_computes_it_at_query_time(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shipped weights leave the text-match columns out (not computed per query); a model
+    that weighs one gets it: a strong negative weight on defining the identifiers the question
+    names moves the fused first file, the one defining them, down."""
+    import treeseek.search.flat.flat as flat
+
+    fused = [p for p, _ in _ranked(db, FlatConfig(ranking="fused"))]
+    assert fused[0] == "shop/billing/invoice.py"
+    against = LinearModel(
+        features=FEATURES,
+        mean=tuple(0.0 for _ in FEATURES),
+        scale=tuple(1.0 for _ in FEATURES),
+        weights=tuple({"fused.log": 1.0, "symbols.defined": -20.0}.get(f, 0.0) for f in FEATURES),
+    )
+    assert not LEARNED_MODEL.uses(TEXT_FEATURES) and against.uses(TEXT_FEATURES)
+    monkeypatch.setattr(flat, "LEARNED_MODEL", against)
+    learned = [p for p, _ in _ranked(db, FlatConfig(ranking="learned"))]
+    assert sorted(learned) == sorted(fused)
+    assert learned[0] != "shop/billing/invoice.py"

@@ -74,6 +74,7 @@ from treeseek.search.flat.doc_sections import DocSections
 from treeseek.search.flat.file_bm25 import FileBM25Index
 from treeseek.search.flat.import_graph import ImportResolver, personalized_pagerank
 from treeseek.search.flat.learned import (
+    TEXT_FEATURES,
     Candidate,
     GraphScore,
     TextMatch,
@@ -842,7 +843,11 @@ class FlatRetriever(Retriever):
         files: _TreeFiles,
         terms: list[str],
         ordered: list[tuple[str, float]],
+        *,
+        text: bool = True,
     ) -> npt.NDArray[np.float64]:
+        """The candidates' feature rows (``text=False``: the text-match columns left 0, not
+        computed)."""
         kinds: dict[str, Counter[str]] = defaultdict(Counter)
         for m in matches:
             kinds[m.path][m.kind] += 1
@@ -857,7 +862,7 @@ class FlatRetriever(Retriever):
             rrf_k=cfg.rrf_k,
             words=query_words(query),
             graph=graph,
-            text=self._text_matches(code, files, query, terms, cands, ordered),
+            text=self._text_matches(code, files, query, terms, cands, ordered) if text else None,
         )
 
     def _text_matches(
@@ -1003,7 +1008,18 @@ class FlatRetriever(Retriever):
             return ordered
         cands = self._candidates(code, head, files, cfg)
         z = LEARNED_MODEL.score(
-            self._features(query, cands, signals, matches, cfg, code, files, terms, ordered)
+            self._features(
+                query,
+                cands,
+                signals,
+                matches,
+                cfg,
+                code,
+                files,
+                terms,
+                ordered,
+                text=LEARNED_MODEL.uses(TEXT_FEATURES),
+            )
         )
         p = np.exp(z - z.max())
         p /= p.sum()

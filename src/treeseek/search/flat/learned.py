@@ -67,10 +67,18 @@ def feature_names() -> tuple[str, ...]:
     names += ["dir.top", "dir.mention", "stem.named", "parent.named"]
     names += ["agree.top3", "agree.top10", "best.rr", "fused.log"]
     names += ["graph.link", "graph.ppr"]
-    names += ["files.cover", "terms.cover", "chunk.cover", "symbols.defined", "test.pair"]
+    names += list(TEXT_FEATURES)
     return tuple(names)
 
 
+#: the text-match columns (:class:`TextMatch`), last of :data:`FEATURES`
+TEXT_FEATURES: tuple[str, ...] = (
+    "files.cover",
+    "terms.cover",
+    "chunk.cover",
+    "symbols.defined",
+    "test.pair",
+)
 FEATURES: tuple[str, ...] = feature_names()
 
 
@@ -82,6 +90,10 @@ class LinearModel:
     mean: tuple[float, ...]
     scale: tuple[float, ...]
     weights: tuple[float, ...]
+
+    def uses(self, names: Sequence[str]) -> bool:
+        """Whether any of the features ``names`` has a non-zero weight."""
+        return any(w != 0.0 for f, w in zip(self.features, self.weights, strict=True) if f in names)
 
     def score(self, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         if x.shape[1] != len(self.weights):
@@ -228,6 +240,7 @@ __all__: Sequence[str] = (
     "FEATURES",
     "MENTION_KINDS",
     "RANKED_SIGNALS",
+    "TEXT_FEATURES",
     "Candidate",
     "GraphScore",
     "LinearModel",
