@@ -1,5 +1,8 @@
 """Fit the flat retriever's learned ranking (a linear model, listwise softmax loss) on dumped
 candidate features (bench/dump_flat_features.py), with cross-validation folds by repository.
+``--trees`` compares boosted trees (LambdaMART over oblivious trees of depth 1-3, on top of the
+shipped linear score) with the linear score on the same folds; they did not earn their place
+(README "Boosted trees and text-match features"), so nothing writes them.
 
     python bench/fit_flat_ltr.py /tmp/rank/dev.npz --check /tmp/rank/mdev.npz
         # leave-one-repository-out metrics on the dev dump (each repository ranked by a model
@@ -297,6 +300,229 @@ def write_grid(path: Path, weights: dict[str, float], note: str) -> None:
     )
 
 
+# -- boosted trees (LambdaMART over oblivious trees, on top of the linear score) --------------
+
+
+def stack(dumps: list[Dump]) -> Dump:
+    """The dumps as one (their instances numbered one after the other)."""
+    offset = 0
+    queries = []
+    for d in dumps:
+        queries.append(d.query + offset)
+        offset += len(d.gold)
+    return Dump(
+        np.concatenate([d.x for d in dumps]),
+        np.concatenate(queries),
+        np.concatenate([d.label for d in dumps]),
+        np.concatenate([d.repo for d in dumps]),
+        np.concatenate([d.gold for d in dumps]),
+        dumps[0].features,
+    )
+
+
+def shipped_weights() -> dict[str, float]:
+    """The shipped linear model's weights over ``log fused`` (ltr_weights.py)."""
+    from treeseek.search.flat.learned import FEATURES
+    from treeseek.search.flat.ltr_weights import LEARNED_MODEL
+
+    return {
+        f: w for f, w in zip(FEATURES, LEARNED_MODEL.weights, strict=True) if f != "fused.log" and w
+    }
+
+
+@dataclass
+class Padded:
+    """A dump's instances as a (queries x depth) grid (-1: no candidate)."""
+
+    row: npt.NDArray[np.int64]
+    label: Array
+
+    @classmethod
+    def of(cls, d: Dump) -> Padded:
+        starts = np.flatnonzero(np.r_[True, d.query[1:] != d.query[:-1]])
+        sizes = np.diff(np.r_[starts, len(d.x)])
+        width = int(sizes.max()) if len(sizes) else 1
+        row = -np.ones((len(starts), width), dtype=np.int64)
+        for q, (a, n) in enumerate(zip(starts.tolist(), sizes.tolist(), strict=True)):
+            row[q, :n] = np.arange(a, a + n)
+        label = np.where(row >= 0, d.label[np.maximum(row, 0)], 0.0)
+        return cls(row, label)
+
+
+def lambda_gradients(p: Padded, s: Array, n: int, cut: int = 30) -> tuple[Array, Array]:
+    """LambdaRank gradients and second derivatives of every row (pairs of a gold and a
+    non-gold candidate, weighted by the change of nDCG@``cut`` their swap makes)."""
+    ok = p.row >= 0
+    ss = np.where(ok, s[np.maximum(p.row, 0)], -1e9)
+    order = np.argsort(-ss, axis=1, kind="stable")
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.arange(ss.shape[1])[None, :].repeat(len(ss), 0), axis=1)
+    disc = np.where(rank < cut, 1.0 / np.log2(rank + 2.0), 0.0)
+    npos = p.label.sum(axis=1)
+    ideal = np.array([sum(1.0 / np.log2(k + 2.0) for k in range(min(int(m), cut))) for m in npos])
+    ideal[ideal == 0] = 1.0
+    pos = p.label > 0
+    neg = ok & ~pos
+    pair = pos[:, :, None] & neg[:, None, :]
+    delta = np.abs(disc[:, :, None] - disc[:, None, :]) / ideal[:, None, None]
+    rho = 1.0 / (1.0 + np.exp(np.clip(ss[:, :, None] - ss[:, None, :], -50, 50)))
+    lam = np.where(pair, rho * delta, 0.0)
+    hess = np.where(pair, rho * (1.0 - rho) * delta, 0.0)
+    g_grid = -lam.sum(axis=2) + lam.sum(axis=1)
+    h_grid = hess.sum(axis=2) + hess.sum(axis=1)
+    g = np.zeros(n)
+    h = np.zeros(n)
+    g[p.row[ok]] = g_grid[ok]
+    h[p.row[ok]] = h_grid[ok]
+    return g, h
+
+
+def candidate_splits(x: Array, bins: int = 16) -> tuple[npt.NDArray[np.int64], Array]:
+    """(feature, threshold) pairs: each feature's distinct quantiles (``x > t`` splits)."""
+    feats: list[int] = []
+    thresholds: list[float] = []
+    for f in range(x.shape[1]):
+        values = np.unique(np.quantile(x[:, f], np.linspace(0.0, 1.0, bins + 1)[:-1]))
+        for t in values.tolist():
+            if (x[:, f] > t).any():
+                feats.append(f)
+                thresholds.append(t)
+    return np.asarray(feats, dtype=np.int64), np.asarray(thresholds)
+
+
+def fit_tree(
+    above: npt.NDArray[np.bool_],
+    splits: tuple[npt.NDArray[np.int64], Array],
+    g: Array,
+    h: Array,
+    depth: int,
+    reg: float,
+    min_leaf: int,
+    lr: float,
+) -> tuple[list[int], list[float], list[float]]:
+    """One oblivious tree by greedy levels (the split of the best Newton gain over all
+    current leaves), leaf values ``-lr * G / (H + reg)``."""
+    n = len(g)
+    leaf = np.zeros(n, dtype=np.int64)
+    af = above.astype(np.float64)
+    feats: list[int] = []
+    thresholds: list[float] = []
+    for level in range(depth):
+        width = 1 << level
+        member = np.zeros((width, n))
+        member[leaf, np.arange(n)] = 1.0
+        g1 = (member * g) @ af
+        h1 = (member * h) @ af
+        c1 = member @ af
+        g0 = (member @ g)[:, None] - g1
+        h0 = (member @ h)[:, None] - h1
+        c0 = member.sum(axis=1)[:, None] - c1
+        gain = (g1**2 / (h1 + reg) + g0**2 / (h0 + reg)).sum(axis=0)
+        small = (((c1 > 0) & (c1 < min_leaf)) | ((c0 > 0) & (c0 < min_leaf))).any(axis=0)
+        gain[small] = -np.inf
+        best = int(np.argmax(gain))
+        if not np.isfinite(gain[best]):
+            break
+        feats.append(int(splits[0][best]))
+        thresholds.append(float(splits[1][best]))
+        leaf |= above[:, best].astype(np.int64) << level
+    width = 1 << len(feats)
+    gs = np.bincount(leaf, weights=g, minlength=width)
+    hs = np.bincount(leaf, weights=h, minlength=width)
+    return feats, thresholds, (-lr * gs / (hs + reg)).tolist()
+
+
+@dataclass
+class Boosted:
+    trees: list[tuple[list[int], list[float], list[float]]]
+
+    def correction(self, x: Array) -> Array:
+        out = np.zeros(len(x))
+        for feats, thresholds, leaves in self.trees:
+            leaf = np.zeros(len(x), dtype=np.int64)
+            for level, (f, t) in enumerate(zip(feats, thresholds, strict=True)):
+                leaf |= (x[:, f] > t).astype(np.int64) << level
+            out += np.asarray(leaves)[leaf]
+        return out
+
+
+@dataclass(frozen=True)
+class TreeParams:
+    trees: int = 30
+    depth: int = 2
+    lr: float = 0.1
+    reg: float = 1.0
+    min_leaf: int = 20
+    #: the nDCG cut of the LambdaRank weights
+    cut: int = 30
+
+    def __str__(self) -> str:
+        return (
+            f"{self.trees} trees, depth {self.depth}, lr {self.lr}, reg {self.reg},"
+            f" min leaf {self.min_leaf}, nDCG@{self.cut}"
+        )
+
+
+def fit_boosted(
+    d: Dump, base: dict[str, float], params: TreeParams, columns: list[int] | None = None
+) -> Boosted:
+    """LambdaMART: trees fitted one after the other to the LambdaRank gradients of
+    ``linear(base) + trees so far`` (only instances with a gold candidate count)."""
+    starts = np.flatnonzero(np.r_[True, d.query[1:] != d.query[:-1]])
+    pos = np.add.reduceat(d.label, starts)
+    sub = d.subset(np.flatnonzero(pos > 0))
+    x = sub.x
+    splits = candidate_splits(x)
+    if columns is not None:
+        keep = np.isin(splits[0], columns)
+        splits = (splits[0][keep], splits[1][keep])
+    above = x[:, splits[0]] > splits[1][None, :]
+    padded = Padded.of(sub)
+    s = linear(sub, base)
+    model = Boosted([])
+    for _ in range(params.trees):
+        g, h = lambda_gradients(padded, s, len(s), params.cut)
+        tree = fit_tree(above, splits, g, h, params.depth, params.reg, params.min_leaf, params.lr)
+        model.trees.append(tree)
+        s = s + Boosted([tree]).correction(sub.x)
+    return model
+
+
+def boosted_by_repository(
+    dumps: list[Dump], base: dict[str, float], params: TreeParams, columns: list[int] | None = None
+) -> list[Array]:
+    """Every instance scored by trees fitted on the other repositories' instances (of every
+    dump, stacked)."""
+    repos = sorted({r for d in dumps for r in d.repo.tolist()})
+    scores = [np.zeros(len(d.x)) for d in dumps]
+    for repo in repos:
+        train = stack([d.subset(np.flatnonzero(d.repo != repo)) for d in dumps])
+        model = fit_boosted(train, base, params, columns)
+        for d, out in zip(dumps, scores, strict=True):
+            test = np.flatnonzero(d.repo == repo)
+            if len(test):
+                rows = np.isin(d.query, test)
+                sub = d.subset(test)
+                out[rows] = linear(sub, base) + model.correction(sub.x)
+    return scores
+
+
+def parse_params(spec: str) -> TreeParams:
+    """``trees=30,depth=2,lr=0.1,reg=1,min_leaf=20`` (any subset)."""
+    fields: dict[str, float] = {}
+    for kv in filter(None, spec.split(",")):
+        k, _, v = kv.partition("=")
+        fields[k] = float(v)
+    return TreeParams(
+        trees=int(fields.get("trees", 30)),
+        depth=int(fields.get("depth", 2)),
+        lr=fields.get("lr", 0.1),
+        reg=fields.get("reg", 1.0),
+        min_leaf=int(fields.get("min_leaf", 20)),
+        cut=int(fields.get("cut", 30)),
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("dump", type=Path)
@@ -325,18 +551,41 @@ def main() -> None:
         " on all dumps, with a leave-one-repository-out estimate (repeatable, in order)",
     )
     ap.add_argument("--note", default="", help="what the dumps are, for the weights' docstring")
+    ap.add_argument(
+        "--trees",
+        action="append",
+        default=[],
+        help="trees=N,depth=D,lr=R,reg=L,min_leaf=M: boosted trees over the shipped linear"
+        " score, leave-one-repository-out on the dump and the --check dumps stacked, next to"
+        " the linear score (repeatable)",
+    )
+    ap.add_argument(
+        "--base",
+        default="shipped",
+        help="the linear score the trees correct: 'shipped' (ltr_weights.py) or"
+        " f=w,f=w over log(fused)",
+    )
+    ap.add_argument(
+        "--from-shipped",
+        action="store_true",
+        help="--extend from the shipped weights (ltr_weights.py) instead of a new --grid",
+    )
+    ap.add_argument("--columns", default="", help="f,f,...: the only features trees may split on")
     args = ap.parse_args()
     d = Dump.load(args.dump)
+    if args.trees:
+        run_trees(args, d)
+        return
     if args.grid and args.extend:
         dumps = [d, *(Dump.load(p) for p in args.check)]
         names = [p.name for p in [args.dump, *args.check]]
-        chosen, _ = grid(dumps)
-        print(f"grid point: {chosen}")
+        chosen = shipped_weights() if args.from_shipped else grid(dumps)[0]
+        print(f"{'shipped' if args.from_shipped else 'grid'} point: {chosen}")
         print("| ranking | recall@gold | MRR | Acc@1 | Acc@5 | Acc@10 |")
         print("|---|---|---|---|---|---|")
         for name, dump in zip(names, dumps, strict=True):
             show(f"fused ({name})", metrics(dump, fused(dump)))
-            show(f"grid ({name})", metrics(dump, linear(dump, chosen)))
+            show(f"start ({name})", metrics(dump, linear(dump, chosen)))
         for spec in args.extend:
             feature, _, raw = spec.partition("=")
             values = tuple(float(v) for v in raw.split(","))
@@ -419,6 +668,31 @@ def main() -> None:
         if args.write is not None:
             write(args.write, d, mean, scale, w)
             print(f"wrote {args.write}")
+
+
+def run_trees(args: argparse.Namespace, d: Dump) -> None:
+    dumps = [d, *(Dump.load(p) for p in args.check)]
+    names = [p.name for p in [args.dump, *args.check]]
+    if args.base == "shipped":
+        base = shipped_weights()
+    else:
+        base = {f: float(w) for f, _, w in (kv.partition("=") for kv in args.base.split(",") if kv)}
+    drop = [i for i, f in enumerate(d.features) if any(f.startswith(p) for p in args.drop)]
+    if args.columns:
+        keep = args.columns.split(",")
+        drop += [i for i, f in enumerate(d.features) if f not in keep and i not in drop]
+    columns = [i for i in range(len(d.features)) if i not in drop] if drop else None
+    print(f"base: log(fused) + {base}; dropped columns: {[d.features[i] for i in drop]}")
+    print("| ranking | recall@gold | MRR | Acc@1 | Acc@5 | Acc@10 |")
+    print("|---|---|---|---|---|---|")
+    for name, dump in zip(names, dumps, strict=True):
+        show(f"fused ({name})", metrics(dump, fused(dump)))
+        show(f"linear ({name})", metrics(dump, linear(dump, base)))
+    for spec in args.trees:
+        params = parse_params(spec)
+        cv = boosted_by_repository(dumps, base, params, columns)
+        for name, dump, s in zip(names, dumps, cv, strict=True):
+            show(f"linear + {params}, leave-one-repository-out ({name})", metrics(dump, s))
 
 
 if __name__ == "__main__":

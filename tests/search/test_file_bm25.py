@@ -326,3 +326,24 @@ def test_files_signal_uses_every_query_term(tmp_path: Path) -> None:
         assert paths.index("pkg/target.py") < paths.index("pkg/rare.py")
     finally:
         db.close()
+
+
+def test_coverage_is_the_idf_weighted_share_of_distinct_terms() -> None:
+    docs = [
+        _doc("a", {1: 3, 2: 1}),
+        _doc("b", {2: 2, 3: 1, 4: 5}),
+        _doc("c", {1: 1, 4: 2}),
+    ]
+    index = FileBM25Index(docs)
+    n = 3
+
+    def idf(df: int) -> float:
+        return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+    # "cache" (df 2) twice, "timeout" (df 1), a term no document has (left out of the total)
+    got = index.coverage(np.asarray([1, 3, 1, 99], dtype=np.int64))
+    total = idf(2) + idf(1)
+    assert got.tolist() == pytest.approx([idf(2) / total, idf(1) / total, idf(2) / total])
+    assert index.coverage(np.asarray([99], dtype=np.int64)).tolist() == [0.0, 0.0, 0.0]
+    assert index.coverage(np.asarray([1, 2, 3, 4], dtype=np.int64)).max() < 1.0
+    assert index.coverage(np.asarray([2], dtype=np.int64)).tolist() == [1.0, 1.0, 0.0]

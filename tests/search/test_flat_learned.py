@@ -15,9 +15,11 @@ from treeseek.search.base import QueryOptions, SearchContext
 from treeseek.search.flat.flat import FlatConfig, FlatRetriever
 from treeseek.search.flat.learned import (
     FEATURES,
+    TEXT_FEATURES,
     Candidate,
     LinearModel,
     candidate_features,
+    counterpart_stem,
     query_words,
 )
 from treeseek.search.flat.ltr_weights import LEARNED_MODEL
@@ -173,3 +175,65 @@ def test_candidate_features_from_ranks_scores_mentions_and_paths() -> None:
     assert x[:, col["agree.top10"]].tolist() == [1.0, 0.0, 1.0]
     assert x[:, col["agree.top3"]].tolist() == [1.0, 0.0, 0.0]
     assert x[1, col["fused.norm"]] == 0.5
+
+
+def test_text_match_features_from_the_stored_terms_and_symbols(db: Database) -> None:
+    """The question's coverage by each candidate's terms (the file's, its best chunk's), the
+    named identifiers it defines, and its test counterpart's fused rank, from the database."""
+    table = FlatRetriever(FlatConfig(ranking="fused")).candidate_table(_ctx(db), QUERY)
+    col = {f: i for i, f in enumerate(FEATURES)}
+    row = {p: table.features[i] for i, p in enumerate(table.paths)}
+    invoice, currency = row["shop/billing/invoice.py"], row["shop/billing/currency.py"]
+    for f in ("files.cover", "terms.cover", "chunk.cover"):
+        assert 0.0 < invoice[col[f]] <= 1.0
+        assert invoice[col[f]] > currency[col[f]]
+    # InvoiceBuilder, InvoiceBuilder.apply_tax and apply_tax are defined in invoice.py only
+    # (the test calls them)
+    assert invoice[col["symbols.defined"]] == pytest.approx(math.log1p(3.0))
+    assert row["shop/tests/test_invoice.py"][col["symbols.defined"]] == 0.0
+    assert currency[col["symbols.defined"]] == 0.0
+    # invoice.py and test_invoice.py are each other's counterparts
+    rank = {p: i + 1 for i, p in enumerate(table.paths)}
+    assert invoice[col["test.pair"]] == pytest.approx(1 / rank["shop/tests/test_invoice.py"])
+    assert row["shop/tests/test_invoice.py"][col["test.pair"]] == pytest.approx(
+        1 / rank["shop/billing/invoice.py"]
+    )
+    assert currency[col["test.pair"]] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("path", "stem"),
+    [
+        ("pkg/tests/test_invoice.py", "invoice"),
+        ("pkg/invoice.py", "invoice"),
+        ("cmd/server_test.go", "server"),
+        ("src/test/java/GsonTest.java", "gson"),
+        ("web/cart.spec.ts", "cart"),
+        ("tests/tests.rs", "tests"),
+    ],
+)
+def test_test_stem_drops_the_test_affixes(path: str, stem: str) -> None:
+    assert counterpart_stem(path) == stem
+
+
+def test_a_model_weighing_a_text_match_feature_computes_it_at_query_time(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shipped weights leave the text-match columns out (not computed per query); a model
+    that weighs one gets it: a strong negative weight on defining the identifiers the question
+    names moves the fused first file, the one defining them, down."""
+    import treeseek.search.flat.flat as flat
+
+    fused = [p for p, _ in _ranked(db, FlatConfig(ranking="fused"))]
+    assert fused[0] == "shop/billing/invoice.py"
+    against = LinearModel(
+        features=FEATURES,
+        mean=tuple(0.0 for _ in FEATURES),
+        scale=tuple(1.0 for _ in FEATURES),
+        weights=tuple({"fused.log": 1.0, "symbols.defined": -20.0}.get(f, 0.0) for f in FEATURES),
+    )
+    assert not LEARNED_MODEL.uses(TEXT_FEATURES) and against.uses(TEXT_FEATURES)
+    monkeypatch.setattr(flat, "LEARNED_MODEL", against)
+    learned = [p for p, _ in _ranked(db, FlatConfig(ranking="learned"))]
+    assert sorted(learned) == sorted(fused)
+    assert learned[0] != "shop/billing/invoice.py"

@@ -106,6 +106,26 @@ class BM25Postings:
         (each occurrence weighs the term once more). Terms no document has add nothing."""
         return self.score_weights({t: float(n) for t, n in query_term_counts.items()})
 
+    def coverage(self, term_ids: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+        """Per document, the IDF-weighted share of the distinct ``term_ids`` the corpus has
+        that the document contains (1: all of them; 0 when the corpus has none)."""
+        out = np.zeros(self.size, dtype=np.float64)
+        if len(self.terms) == 0 or len(term_ids) == 0:
+            return out
+        q_ids = np.unique(term_ids)
+        pos = np.minimum(np.searchsorted(self.terms, q_ids), len(self.terms) - 1)
+        pos = pos[self.terms[pos] == q_ids]
+        total = float(self.idf[pos].sum())
+        if len(pos) == 0 or total <= 0.0:
+            return out
+        starts = self.offsets[pos]
+        counts = self.offsets[pos + 1] - starts
+        first = np.repeat(starts - np.cumsum(counts) + counts, counts)
+        postings = first + np.arange(int(counts.sum()), dtype=np.int64)
+        weights = np.repeat(self.idf[pos], counts)
+        got = np.bincount(self.docs[postings], weights=weights, minlength=self.size)
+        return np.asarray(np.minimum(got / total, 1.0), dtype=np.float64)
+
     def score_weights(self, query_weights: Mapping[int, float]) -> npt.NDArray[np.float64]:
         """BM25 of every document for a query given as term id -> the weight of the term's
         IDF-weighted match (:meth:`score` uses its occurrences in the query)."""

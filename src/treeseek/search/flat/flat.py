@@ -73,7 +73,15 @@ from treeseek.search.caches import Slot
 from treeseek.search.flat.doc_sections import DocSections
 from treeseek.search.flat.file_bm25 import FileBM25Index
 from treeseek.search.flat.import_graph import ImportResolver, personalized_pagerank
-from treeseek.search.flat.learned import Candidate, GraphScore, candidate_features, query_words
+from treeseek.search.flat.learned import (
+    TEXT_FEATURES,
+    Candidate,
+    GraphScore,
+    TextMatch,
+    candidate_features,
+    counterpart_stem,
+    query_words,
+)
 from treeseek.search.flat.ltr_weights import LEARNED_MODEL
 from treeseek.search.flat.parts import PartIndex, RankedPart, SymbolCatalog
 from treeseek.search.flat.understanding import (
@@ -228,6 +236,8 @@ class _PrimaryFileIndex:
     note: str | None
     #: path -> the file's token count over the mean of the primary files
     length: dict[str, float] = field(default_factory=dict)
+    #: content hash -> its document number in ``index`` (filled on first use)
+    position: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -761,7 +771,7 @@ class FlatRetriever(Retriever):
             ordered = self._fused_order(signals, matches, cfg, files)
             if cfg.ranking == "learned" and not signals.prose:
                 ordered = self._learned_order(
-                    got.code, query, ordered, signals, matches, cfg, files
+                    got.code, query, ordered, signals, matches, cfg, files, terms
                 )
         hits: list[FileHit] = []
         for path, score in ordered[:k]:
@@ -797,7 +807,9 @@ class FlatRetriever(Retriever):
         got = self._collect(ctx, query)
         ordered = self._fused_order(got.signals, got.matches, cfg, got.files)
         cands = self._candidates(got.code, ordered[: cfg.learned_depth], got.files, cfg)
-        x = self._features(query, cands, got.signals, got.matches, cfg, got.code, got.files)
+        x = self._features(
+            query, cands, got.signals, got.matches, cfg, got.code, got.files, got.terms, ordered
+        )
         return CandidateTable([c.path for c in cands], x)
 
     def _candidates(
@@ -829,7 +841,13 @@ class FlatRetriever(Retriever):
         cfg: FlatConfig,
         code: CodeStore,
         files: _TreeFiles,
+        terms: list[str],
+        ordered: list[tuple[str, float]],
+        *,
+        text: bool = True,
     ) -> npt.NDArray[np.float64]:
+        """The candidates' feature rows (``text=False``: the text-match columns left 0, not
+        computed)."""
         kinds: dict[str, Counter[str]] = defaultdict(Counter)
         for m in matches:
             kinds[m.path][m.kind] += 1
@@ -844,7 +862,78 @@ class FlatRetriever(Retriever):
             rrf_k=cfg.rrf_k,
             words=query_words(query),
             graph=graph,
+            text=self._text_matches(code, files, query, terms, cands, ordered) if text else None,
         )
+
+    def _text_matches(
+        self,
+        code: CodeStore,
+        files: _TreeFiles,
+        query: str,
+        terms: list[str],
+        cands: list[Candidate],
+        ordered: list[tuple[str, float]],
+    ) -> dict[str, TextMatch]:
+        """What of the question each candidate's stored text covers (:class:`TextMatch`):
+        term coverage over the file and over its best chunk, the named identifiers it
+        defines, the fused rank of its test counterpart."""
+        parsed = ParsedQuery.parse(query)
+        hashes = {c.path: files.hash_by_path.get(c.path, "") for c in cands}
+        file_cover: dict[str, float] = {}
+        terms_cover: dict[str, float] = {}
+        primary = self._primary_file_index(code, files)
+        if primary.index is not None and parsed.tokens:
+            index = primary.index
+            position = primary.position
+            if not position:
+                position.update((h, i) for i, h in enumerate(index.hashes))
+            ids = self._term_ids(code, files, list(dict.fromkeys(parsed.tokens)))
+            every = index.coverage(np.fromiter((i for i in ids.values() if i >= 0), np.int64))
+            top_ids = [ids[t] for t in dict.fromkeys(terms) if ids.get(t, -1) >= 0]
+            top = index.coverage(np.asarray(top_ids, dtype=np.int64))
+            for p, h in hashes.items():
+                if (i := position.get(h)) is not None:
+                    file_cover[p] = float(every[i])
+                    terms_cover[p] = float(top[i])
+        chunk_cover: dict[str, float] = {}
+        if terms:
+            chunks = self._chunk_index(code, files)
+            ids = self._term_ids(code, files, terms)
+            cover = chunks.postings.coverage(
+                np.asarray([i for i in ids.values() if i >= 0], dtype=np.int64)
+            )
+            best = chunks.best_per_content(cover, set(hashes.values()))
+            chunk_cover = {p: best.get(h, 0.0) for p, h in hashes.items()}
+        defined: dict[str, float] = defaultdict(float)
+        names = set()
+        for ident in parsed.mentions.identifiers:
+            names.add(ident)
+            names.add(ident.rpartition(".")[2])
+        if names:
+            catalog = self._catalog(code, files)
+            definers: dict[str, set[str]] = defaultdict(set)
+            for hit in catalog.symbols_named(sorted(names), catalog.heads.keys()):
+                for n in {hit.name, hit.qname} & names:
+                    definers[n].add(hit.content_hash)
+            by_hash: dict[str, float] = defaultdict(float)
+            for contents in definers.values():
+                for h in contents:
+                    by_hash[h] += 1.0 / len(contents)
+            defined.update((p, by_hash.get(h, 0.0)) for p, h in hashes.items())
+        best_rank: dict[tuple[str, bool], int] = {}
+        for rank, (p, _) in enumerate(ordered, start=1):
+            best_rank.setdefault((counterpart_stem(p), files.classes_of(p)[0]), rank)
+        out: dict[str, TextMatch] = {}
+        for c in cands:
+            pair = best_rank.get((counterpart_stem(c.path), not c.test))
+            out[c.path] = TextMatch(
+                file_cover=file_cover.get(c.path, 0.0),
+                terms_cover=terms_cover.get(c.path, 0.0),
+                chunk_cover=chunk_cover.get(c.path, 0.0),
+                defined=defined.get(c.path, 0.0),
+                pair_rr=1.0 / pair if pair else 0.0,
+            )
+        return out
 
     @staticmethod
     def _imports_of(code: CodeStore, files: _TreeFiles, paths: Sequence[str]) -> None:
@@ -910,6 +999,7 @@ class FlatRetriever(Retriever):
         matches: list[MentionMatch],
         cfg: FlatConfig,
         files: _TreeFiles,
+        terms: list[str],
     ) -> list[tuple[str, float]]:
         """The fused order's first ``learned_depth`` files rescored by the learned model
         (score: the model's softmax share among them); the rest follow in fused order."""
@@ -917,7 +1007,20 @@ class FlatRetriever(Retriever):
         if len(head) < 2:
             return ordered
         cands = self._candidates(code, head, files, cfg)
-        z = LEARNED_MODEL.score(self._features(query, cands, signals, matches, cfg, code, files))
+        z = LEARNED_MODEL.score(
+            self._features(
+                query,
+                cands,
+                signals,
+                matches,
+                cfg,
+                code,
+                files,
+                terms,
+                ordered,
+                text=LEARNED_MODEL.uses(TEXT_FEATURES),
+            )
+        )
         p = np.exp(z - z.max())
         p /= p.sum()
         order = np.argsort(-p, kind="stable")

@@ -67,9 +67,18 @@ def feature_names() -> tuple[str, ...]:
     names += ["dir.top", "dir.mention", "stem.named", "parent.named"]
     names += ["agree.top3", "agree.top10", "best.rr", "fused.log"]
     names += ["graph.link", "graph.ppr"]
+    names += list(TEXT_FEATURES)
     return tuple(names)
 
 
+#: the text-match columns (:class:`TextMatch`), last of :data:`FEATURES`
+TEXT_FEATURES: tuple[str, ...] = (
+    "files.cover",
+    "terms.cover",
+    "chunk.cover",
+    "symbols.defined",
+    "test.pair",
+)
 FEATURES: tuple[str, ...] = feature_names()
 
 
@@ -81,6 +90,10 @@ class LinearModel:
     mean: tuple[float, ...]
     scale: tuple[float, ...]
     weights: tuple[float, ...]
+
+    def uses(self, names: Sequence[str]) -> bool:
+        """Whether any of the features ``names`` has a non-zero weight."""
+        return any(w != 0.0 for f, w in zip(self.features, self.weights, strict=True) if f in names)
 
     def score(self, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         if x.shape[1] != len(self.weights):
@@ -100,6 +113,35 @@ class GraphScore:
     #: its personalized PageRank over the import links, restarting at the anchors, relative to
     #: the best non-anchor candidate's (0: no link)
     ppr: float
+
+
+@dataclass(frozen=True, slots=True)
+class TextMatch:
+    """How much of the question a candidate's stored text covers (query-time, from the
+    tree's term postings and symbol names)."""
+
+    #: IDF-weighted share of the question's distinct terms in the file (primary files only)
+    file_cover: float = 0.0
+    #: the same over the question's most important terms (those sent to chunk BM25)
+    terms_cover: float = 0.0
+    #: the same over the file's best chunk (the important terms close together)
+    chunk_cover: float = 0.0
+    #: the identifiers the question names that the file defines as symbols, each counted
+    #: 1 / the number of the tree's contents defining it
+    defined: float = 0.0
+    #: 1 / the fused rank of the file's test counterpart (or, for a test, of the file it
+    #: tests: the same stem without ``test``); 0 without one
+    pair_rr: float = 0.0
+
+
+_TEST_AFFIX = re.compile(r"^(?:tests?_)|(?:_tests?|_spec|tests?|spec)$")
+
+
+def counterpart_stem(path: str) -> str:
+    """A file's stem without its test affixes, lowercased (``test_foo.py``, ``foo_test.go``,
+    ``FooTest.java``, ``foo.spec.ts`` and ``foo.py`` all give ``foo``)."""
+    stem = path.rpartition("/")[2].partition(".")[0].lower()
+    return _TEST_AFFIX.sub("", stem) or stem
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +181,7 @@ def candidate_features(
     rrf_k: float,
     words: frozenset[str],
     graph: Mapping[str, GraphScore] | None = None,
+    text: Mapping[str, TextMatch] | None = None,
 ) -> npt.NDArray[np.float64]:
     """One row of :data:`FEATURES` per candidate (``ranks``/``scores``: signal -> path ->
     rank/score; ``mention_kinds``: path -> kind -> count; ``mention_evidence``: path -> summed
@@ -186,6 +229,9 @@ def candidate_features(
         ]
         g = graph.get(c.path) if graph is not None else None
         row += [math.log1p(g.links), g.ppr] if g is not None else [0.0, 0.0]
+        t = text.get(c.path) if text is not None else None
+        t = t if t is not None else TextMatch()
+        row += [t.file_cover, t.terms_cover, t.chunk_cover, math.log1p(t.defined), t.pair_rr]
         x[i] = row
     return x
 
@@ -194,10 +240,13 @@ __all__: Sequence[str] = (
     "FEATURES",
     "MENTION_KINDS",
     "RANKED_SIGNALS",
+    "TEXT_FEATURES",
     "Candidate",
     "GraphScore",
     "LinearModel",
+    "TextMatch",
     "candidate_features",
+    "counterpart_stem",
     "feature_names",
     "query_words",
 )

@@ -55,5 +55,10 @@ LEARNED_MODEL = LinearModel(
         1.0,  # fused.log
         0.0,  # graph.link
         0.3,  # graph.ppr
+        0.0,  # files.cover
+        0.0,  # terms.cover
+        0.0,  # chunk.cover
+        0.0,  # symbols.defined
+        0.0,  # test.pair
     ),
 )

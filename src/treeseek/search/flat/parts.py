@@ -80,6 +80,18 @@ class PartIndex:
         """Every part's BM25 for the query (term id -> weight), in document order."""
         return self.postings.score(query_term_counts)
 
+    def best_per_content(
+        self, values: npt.NDArray[np.float64], contents: Collection[str]
+    ) -> dict[str, float]:
+        """The largest of ``values`` (one per document) over each of ``contents``' parts
+        (contents without parts are absent)."""
+        out: dict[str, float] = {}
+        for h in contents:
+            c = self._position.get(h)
+            if c is not None and self.first[c + 1] > self.first[c]:
+                out[h] = float(values[self.first[c] : self.first[c + 1]].max())
+        return out
+
     def contents_mask(self, keep: Collection[str]) -> npt.NDArray[np.bool_]:
         """Per document: whether its content is in ``keep``."""
         ok = np.fromiter((h in keep for h in self.hashes), dtype=bool, count=len(self.hashes))
