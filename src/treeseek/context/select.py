@@ -252,32 +252,43 @@ def chunk_scores(
     (``log(1 + (n - df + 0.5) / (df + 0.5))``), so a query term that is in most of the
     file's chunks (the class or module the whole file is about) does little to tell its
     places apart, and a rarer one decides. The anchors use it; the symbol ranking's evidence
-    keeps the plain scores."""
+    keeps the plain scores (:func:`both_chunk_scores` gives both in one pass)."""
+    plain, idf = both_chunk_scores(plan_terms, rows)
+    return idf if in_file_idf else plain
+
+
+def both_chunk_scores(
+    plan_terms: dict[str, float], rows: Sequence[ChunkRow]
+) -> tuple[list[tuple[float, int]], list[tuple[float, int]]]:
+    """:func:`chunk_scores` without and with ``in_file_idf``, matching the rows once (terms
+    summed in sorted order: the same floats in every process, whatever the string hash
+    seed)."""
     if not rows or not plan_terms:
-        return []
+        return [], []
     avg = sum(len(r.tokens) for r in rows) / len(rows) or 1.0
     wanted = plan_terms.keys()
-    if in_file_idf:
-        df: Counter[str] = Counter()
-        for row in rows:
-            df.update(wanted & set(row.tokens))
-        n = len(rows)
-        plan_terms = {
-            t: w * math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t, w in plan_terms.items()
-        }
-    scored: list[tuple[float, int]] = []
+    matched: list[tuple[int, float, list[tuple[str, int]]]] = []  # index, norm, term counts
+    df: Counter[str] = Counter()
     for i, row in enumerate(rows):
         common = wanted & set(row.tokens)
         if not common:
             continue
+        df.update(common)
         norm = 1.2 * (0.25 + 0.75 * len(row.tokens) / avg)
-        s = 0.0
-        for t in common:
-            c = row.tokens.count(t)
-            s += plan_terms[t] * c * 2.2 / (c + norm)
-        scored.append((s, i))
-    scored.sort(key=lambda x: (-x[0], x[1]))
-    return scored
+        matched.append((i, norm, [(t, row.tokens.count(t)) for t in sorted(common)]))
+    n = len(rows)
+    weighted = {
+        t: w * math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t, w in plan_terms.items()
+    }
+    out: tuple[list[tuple[float, int]], list[tuple[float, int]]] = ([], [])
+    for weights, scored in zip((plan_terms, weighted), out, strict=True):
+        for i, norm, counts in matched:
+            s = 0.0
+            for t, c in counts:
+                s += weights[t] * c * 2.2 / (c + norm)
+            scored.append((s, i))
+        scored.sort(key=lambda x: (-x[0], x[1]))
+    return out
 
 
 def _bm25_anchors(
@@ -333,8 +344,7 @@ def plan(
         from_evidence = _evidence_anchors(path, rank, evidence)
         found = _order(source, path, from_evidence)
         rows = source.chunk_rows([path]).get(path) or []
-        scored = chunk_scores(weights, rows)
-        places = chunk_scores(weights, rows, in_file_idf=True)
+        scored, places = both_chunk_scores(weights, rows)
         found += _bm25_anchors(rows, places, path, rank, chunks_per_file)
 
         if not found:
