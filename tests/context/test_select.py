@@ -6,8 +6,11 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import pytest
+
 from treeseek.context import TreeSource, plan, select, whole_files
-from treeseek.context.select import SYMBOL_MARGIN, WINDOW_LINES, unit_priority
+from treeseek.context.select import SYMBOL_MARGIN, WINDOW_LINES, chunk_scores, unit_priority
+from treeseek.context.source import ChunkRow
 from treeseek.database import Database
 from treeseek.llm.tokens import default_counter
 from treeseek.search.base import FileHit
@@ -114,6 +117,30 @@ def test_the_best_files_first_places_come_before_the_next_files_best() -> None:
     # 3rd after; file 2's second place after file 3's first
     assert unit_priority(0, 0) > unit_priority(0, 1) > unit_priority(1, 0) > unit_priority(0, 2)
     assert unit_priority(2, 0) > unit_priority(1, 1)
+
+
+def test_of_two_places_ranked_alike_the_shorter_comes_first() -> None:
+    assert unit_priority(0, 1, 100) > unit_priority(0, 1, 1600)
+    # damped: sixteen times the size halves the priority ...
+    assert unit_priority(0, 1, 100) == pytest.approx(2 * unit_priority(0, 1, 1600))
+    # ... so rank still leads: the best file's best place, four times longer, before the
+    # second file's best
+    assert unit_priority(0, 0, 800) > unit_priority(1, 0, 200)
+
+
+def test_a_term_in_every_chunk_of_a_file_does_not_decide_its_places() -> None:
+    # "session" is in every chunk (the file is about sessions), "redirect" in one
+    rows = [
+        ChunkRow(1, 10, "Session.get", ("session",) * 4),
+        ChunkRow(11, 20, "Session.redirect", ("session", "redirect", "url", "send")),
+        ChunkRow(21, 30, "Session.close", ("session", "close", "pool", "adapter")),
+    ]
+    terms = {"session": 2.0, "redirect": 1.0}
+    # plain in-file BM25: the chunk that repeats the heavier term wins ...
+    assert chunk_scores(terms, rows)[0][1] == 0
+    # ... weighed by IDF among the file's chunks, the one with the rarer term does
+    places = chunk_scores(terms, rows, in_file_idf=True)
+    assert [i for _, i in places] == [1, 0, 2]
 
 
 def test_places_of_the_best_file_fill_the_budget_before_the_next_file(shop: Database) -> None:

@@ -7,7 +7,8 @@ The steps (each a plain function, so an agent-facing layer can reuse them):
    that ranked the file (``chunk``), a document tree's section (``section``: its own text;
    its spans carry the document's line numbers, see
    :func:`~treeseek.context.disclose.document_lines`), the file's other chunks ranked by
-   BM25 of the question's terms within the file (``bm25``), symbols from symbol search or a
+   BM25 of the question's terms within the file, each term also weighed by its IDF among
+   the file's chunks (``bm25``), symbols from symbol search or a
    graph walk (``symbol``, ``walk``); a file with none of these gets its head (``head``).
 2. **Units**: an anchor becomes a unit of lines: the whole enclosing function or method (the
    outermost one below classes, else the innermost) with :data:`SYMBOL_MARGIN` lines of margin
@@ -19,7 +20,8 @@ The steps (each a plain function, so an agent-facing layer can reuse them):
    times ``1 / (1 + the anchor's rank within its file)`` (:func:`unit_priority`: the second
    place of the best file comes before the best place of the second file, its third after;
    the second file's second place after the third file's best: diversity across files
-   without ten spans of one file, weighted to the best files). A file gives up to
+   without ten spans of one file, weighted to the best files), divided by the unit's size
+   in tokens ``** 0.25`` (of places ranked alike, the shorter first). A file gives up to
    :data:`CHUNKS_PER_FILE` BM25 anchors, so a large budget is filled with more of the ranked
    files rather than left unused. A unit costs the tokens of its lines not yet taken; a unit
    that does not fit is cut to a window around its hottest line when its file is not
@@ -29,7 +31,7 @@ The steps (each a plain function, so an agent-facing layer can reuse them):
    (spans are trimmed from the lowest priority up if it would).
 
 The answer's ranked ``symbols`` come from the plan (:mod:`treeseek.context.symbol_rank`, on
-the same chunk scores and evidence), whatever the budget.
+the plain in-file chunk scores and the evidence), whatever the budget.
 
 Token counts use :func:`treeseek.llm.tokens.default_counter` (cl100k offline). Planning adds
 up the tokens of single lines (each with its newline), an upper bound of a span's count in
@@ -60,8 +62,8 @@ MAX_FILES = 10
 #: chunks of a file ranked by in-file BM25 that become anchors
 CHUNKS_PER_FILE = 40
 FILE_DECAY = 1.5
-ANCHOR_DECAY = 1.0
-SCORE_POWER = 2.0
+#: a unit's priority is divided by its size in tokens to this power (see :func:`unit_priority`)
+SIZE_DECAY = 0.25
 #: lines of margin around a whole symbol
 SYMBOL_MARGIN = 5
 #: lines of a window cut around an anchor's hottest line
@@ -240,26 +242,53 @@ def _evidence_anchors(path: str, rank: int, evidence: dict[str, Any]) -> list[An
     return out
 
 
-def chunk_scores(plan_terms: dict[str, float], rows: Sequence[ChunkRow]) -> list[tuple[float, int]]:
+def chunk_scores(
+    plan_terms: dict[str, float], rows: Sequence[ChunkRow], *, in_file_idf: bool = False
+) -> list[tuple[float, int]]:
     """BM25 (k1 1.2, b 0.75, within the file) of the chunks matching a query term, as
-    ``(score, chunk index)``, best first."""
+    ``(score, chunk index)``, best first.
+
+    ``in_file_idf``: each term's weight also times its IDF among the file's chunks
+    (``log(1 + (n - df + 0.5) / (df + 0.5))``), so a query term that is in most of the
+    file's chunks (the class or module the whole file is about) does little to tell its
+    places apart, and a rarer one decides. The anchors use it; the symbol ranking's evidence
+    keeps the plain scores (:func:`both_chunk_scores` gives both in one pass)."""
+    plain, idf = both_chunk_scores(plan_terms, rows)
+    return idf if in_file_idf else plain
+
+
+def both_chunk_scores(
+    plan_terms: dict[str, float], rows: Sequence[ChunkRow]
+) -> tuple[list[tuple[float, int]], list[tuple[float, int]]]:
+    """:func:`chunk_scores` without and with ``in_file_idf``, matching the rows once (terms
+    summed in sorted order: the same floats in every process, whatever the string hash
+    seed)."""
     if not rows or not plan_terms:
-        return []
+        return [], []
     avg = sum(len(r.tokens) for r in rows) / len(rows) or 1.0
     wanted = plan_terms.keys()
-    scored: list[tuple[float, int]] = []
+    matched: list[tuple[int, float, list[tuple[str, int]]]] = []  # index, norm, term counts
+    df: Counter[str] = Counter()
     for i, row in enumerate(rows):
         common = wanted & set(row.tokens)
         if not common:
             continue
+        df.update(common)
         norm = 1.2 * (0.25 + 0.75 * len(row.tokens) / avg)
-        s = 0.0
-        for t in common:
-            c = row.tokens.count(t)
-            s += plan_terms[t] * c * 2.2 / (c + norm)
-        scored.append((s, i))
-    scored.sort(key=lambda x: (-x[0], x[1]))
-    return scored
+        matched.append((i, norm, [(t, row.tokens.count(t)) for t in sorted(common)]))
+    n = len(rows)
+    weighted = {
+        t: w * math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t, w in plan_terms.items()
+    }
+    out: tuple[list[tuple[float, int]], list[tuple[float, int]]] = ([], [])
+    for weights, scored in zip((plan_terms, weighted), out, strict=True):
+        for i, norm, counts in matched:
+            s = 0.0
+            for t, c in counts:
+                s += weights[t] * c * 2.2 / (c + norm)
+            scored.append((s, i))
+        scored.sort(key=lambda x: (-x[0], x[1]))
+    return out
 
 
 def _bm25_anchors(
@@ -315,8 +344,8 @@ def plan(
         from_evidence = _evidence_anchors(path, rank, evidence)
         found = _order(source, path, from_evidence)
         rows = source.chunk_rows([path]).get(path) or []
-        scored = chunk_scores(weights, rows)
-        found += _bm25_anchors(rows, scored, path, rank, chunks_per_file)
+        scored, places = both_chunk_scores(weights, rows)
+        found += _bm25_anchors(rows, places, path, rank, chunks_per_file)
 
         if not found:
             n = len(source.lines(path) or [])
@@ -554,11 +583,16 @@ def _unit(p: Plan, costs: _Costs, anchor: Anchor, cap: int, priority: float) -> 
     return Unit(path, s, e, focus, qname, anchor.reason, priority, anchor.file_rank)
 
 
-def unit_priority(file_rank: int, anchor_rank: int) -> float:
-    """The priority of a file's ``anchor_rank``-th anchor (both 0-based): steeper across
-    files than within one (the second file's best, ``2 ** -1.5`` = 0.35, ranks between the
-    best file's second and third places)."""
-    return float((1 + file_rank) ** -FILE_DECAY / (1 + anchor_rank))
+def unit_priority(file_rank: int, anchor_rank: int, tokens: int = 1) -> float:
+    """The priority of a file's ``anchor_rank``-th anchor (both 0-based) whose unit is about
+    ``tokens`` long: steeper across files than within one (the second file's best,
+    ``2 ** -1.5`` = 0.35, ranks between the best file's second and third places at equal
+    sizes), divided by ``tokens ** SIZE_DECAY``: value per token, as a knapsack fills, but
+    damped (a long function is hardly less likely to hold the answer than a short one, it
+    just costs more), so of two places ranked alike the shorter comes first, and a unit 16
+    times longer needs twice the rank priority."""
+    base = (1 + file_rank) ** -FILE_DECAY / (1 + anchor_rank)
+    return float(base / max(1, tokens) ** SIZE_DECAY)
 
 
 def units(p: Plan, costs: _Costs, cap: int) -> list[Unit]:
@@ -568,22 +602,27 @@ def units(p: Plan, costs: _Costs, cap: int) -> list[Unit]:
         found = 0
         anchors = list(p.anchors.get(path, ()))
         for j, anchor in enumerate(anchors):
-            priority = unit_priority(anchor.file_rank, j)
-            u = _unit(p, costs, anchor, cap, priority)
+            u = _unit(p, costs, anchor, cap, 0.0)
             if u is not None:
-                out.append(u)
+                out.append(_ranked(costs, u, j))
                 found += 1
         if not found:  # no anchor made a unit: the file's head
             n = len(p.source.lines(path) or [])
             head = Anchor(path, rank, 1, min(n, HEAD_LINES), "head")
-            u = _unit(p, costs, head, cap, unit_priority(rank, len(anchors)))
+            u = _unit(p, costs, head, cap, 0.0)
             if u is not None:
-                out.append(u)
+                out.append(_ranked(costs, u, len(anchors)))
     out.sort(key=lambda u: -u.priority)  # stable: file order, then anchor order
     return out
 
 
 # -- selection ---------------------------------------------------------------------------------
+
+
+def _ranked(costs: _Costs, u: Unit, anchor_rank: int) -> Unit:
+    """``u`` with the priority of its file's ``anchor_rank``-th place at its estimated size."""
+    size = costs.estimate(u.path, u.start, u.end)
+    return dataclasses.replace(u, priority=unit_priority(u.file_rank, anchor_rank, size))
 
 
 def unit_cap(budget: int) -> int:
