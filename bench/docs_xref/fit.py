@@ -8,7 +8,14 @@ candidates) plus ``L2 / 2 |w|^2`` by L-BFGS from zero. Prints 5-fold cross-valid
 recall@1/@5 and MRR (folds by citing document) and the weights over all dev questions, in the
 form of :data:`~treeseek.search.document.ranking.WEIGHTS`.
 
-    python bench/docs_xref/fit.py DOCS --questions Q.jsonl --db x.db
+    python bench/docs_xref/fit.py DOCS --questions Q.jsonl --db x.db [--vectors minilm]
+
+With ``--vectors``, DOCS is indexed with section vectors of that embedder (the ones a tree
+already has are kept), every candidate also gets the semantic features
+(:data:`~treeseek.search.document.ranking.SEMANTIC_FEATURES`: the question's cosine to the
+section, its document, its best child...), and the weights printed are those of
+:data:`~treeseek.search.document.ranking.VECTOR_WEIGHTS`; the lexical features' CV is printed
+first, on the same questions, for comparison.
 
 Needs SciPy (L-BFGS), which treeseek does not depend on: it comes with the ``vectors`` extra's
 dependencies, or ``pip install scipy``. Only this fitting script uses it; the fitted weights are
@@ -27,9 +34,13 @@ import numpy.typing as npt
 from scipy.optimize import minimize  # type: ignore[import-untyped]
 
 import treeseek
+from treeseek.embed.base import Embedder
+from treeseek.embed.neural import load_embedder
+from treeseek.index.code_hook import CodeIndexHook
+from treeseek.index.run import IndexHook
 from treeseek.llm.lexical import LexicalNavigator
 from treeseek.search.base import SearchContext
-from treeseek.search.document.ranking import WEIGHTS
+from treeseek.search.document.ranking import SEMANTIC_FEATURES, WEIGHTS
 from treeseek.search.document.retriever import DocumentRetriever
 
 L2 = 1e-3
@@ -78,47 +89,68 @@ def scored(items: list[Item], w: Array) -> tuple[float, float, float]:
     return r1 / n, r5 / n, mrr / n
 
 
+def cross_validated(items: list[Item], folds: list[int]) -> Array:
+    """Section recall@1/@5 and MRR, each fold scored by weights fitted on the others."""
+    total = np.zeros(3)
+    for k in range(FOLDS):
+        w = fit([it for it, f in zip(items, folds, strict=True) if f != k])
+        held = [it for it, f in zip(items, folds, strict=True) if f == k]
+        total += np.array(scored(held, w)) * len(held)
+    return total / max(1, len(items))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("docs", type=Path)
     ap.add_argument("--questions", type=Path, required=True)
     ap.add_argument("--db", type=Path, required=True)
     ap.add_argument("--name", default="docs")
+    ap.add_argument("--vectors", default=None, help="embedder of the section vectors (minilm)")
     args = ap.parse_args()
     qs = [json.loads(x) for x in args.questions.read_text().splitlines() if x.strip()]
     qs = [q for q in qs if q["split"] == "dev"]
-    with treeseek.open(args.db, hooks=[]) as db:
+    hooks: list[IndexHook] = []
+    embedders: dict[str, Embedder] = {}
+    if args.vectors is not None:
+        embedders[args.vectors] = load_embedder(args.vectors)  # one model for index and query
+        hooks = [CodeIndexHook(embedders[args.vectors])]
+    names = list(WEIGHTS) + (list(SEMANTIC_FEATURES) if args.vectors else [])
+    with treeseek.open(args.db, hooks=hooks) as db:
         db.index(args.docs, name=args.name, documents=True)
-        corpus = DocumentRetriever().corpus(
-            SearchContext(db.store, db.tree(args.name), LexicalNavigator())
-        )
+        retriever = DocumentRetriever(embedders)
+        ctx = SearchContext(db.store, db.tree(args.name), LexicalNavigator())
+        corpus = retriever.corpus(ctx)
         items: list[Item] = []
         for q in qs:
-            paths, feats = corpus.candidate_features(q["question"])
+            semantic = retriever.semantic(ctx, q["question"], args.vectors)
+            if args.vectors is not None and semantic is None:
+                raise SystemExit(f"tree {args.name!r} has no section vectors of {args.vectors}")
+            paths, feats = corpus.candidate_features(
+                q["question"], semantic[0] if semantic else None
+            )
             keep = [
                 i
                 for i, p in enumerate(paths)
                 if corpus.sections[p].info.document != q["citing_document"]
             ]
             paths = [paths[i] for i in keep]
-            feats = feats[keep] if len(keep) else np.zeros((0, len(WEIGHTS)))
+            feats = feats[keep] if len(keep) else np.zeros((0, len(names)))
             items.append(
                 (paths, feats, np.array([p == q["gold_section"] for p in paths], dtype=bool))
             )
     folds = [zlib.crc32(q["citing_document"].encode()) % FOLDS for q in qs]
-    total = np.zeros(3)
-    for k in range(FOLDS):
-        w = fit([it for it, f in zip(items, folds, strict=True) if f != k])
-        held = [it for it, f in zip(items, folds, strict=True) if f == k]
-        total += np.array(scored(held, w)) * len(held)
-    cv = total / len(items)
     n = len(items)
+    if args.vectors is not None:
+        lexical = [(p, f[:, : len(WEIGHTS)], y) for p, f, y in items]
+        cv = cross_validated(lexical, folds)
+        print(f"lexical features, {FOLDS}-fold CV: R@1 {cv[0]:.3f} R@5 {cv[1]:.3f} MRR {cv[2]:.3f}")
+    cv = cross_validated(items, folds)
     print(f"dev {n} questions, {FOLDS}-fold CV: R@1 {cv[0]:.3f} R@5 {cv[1]:.3f} MRR {cv[2]:.3f}")
     w = fit(items)
     r1, r5, mrr = scored(items, w)
     print(f"fit on all dev: R@1 {r1:.3f} R@5 {r5:.3f} MRR {mrr:.3f}")
-    print("WEIGHTS = {")
-    for name, value in zip(WEIGHTS, w, strict=True):
+    print("VECTOR_WEIGHTS = {" if args.vectors else "WEIGHTS = {")
+    for name, value in zip(names, w, strict=True):
         print(f'    "{name}": {value:.4f},')
     print("}")
 

@@ -25,7 +25,10 @@ section in the gold document, for a file its rank) are reported beside them. Tok
 query: cl100k tokens of what the top 5 answers hand a caller: the sections' own texts, or the
 whole files' texts for the baseline (a file answer is the file).
 
-    python bench/docs_xref/run.py DOCS --questions Q.jsonl --split dev --db x.db
+    python bench/docs_xref/run.py DOCS --questions Q.jsonl --split dev --db x.db [--vectors minilm]
+
+``--vectors minilm``: DOCS is indexed with section vectors of that embedder and flat ranks with
+them (``QueryOptions.vectors``: the question's cosines join the linear scorer).
 """
 
 from __future__ import annotations
@@ -39,6 +42,10 @@ from collections import Counter
 from pathlib import Path
 
 import treeseek
+from treeseek.embed.base import Embedder
+from treeseek.embed.neural import load_embedder
+from treeseek.index.code_hook import CodeIndexHook
+from treeseek.index.run import IndexHook
 from treeseek.llm.lexical import LexicalNavigator
 from treeseek.llm.tokens import count_tokens
 from treeseek.search.base import QueryOptions, SearchContext
@@ -95,13 +102,19 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=0, help="first N questions only (0: all)")
     ap.add_argument("--methods", default="flat,collapsed,block,files")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--vectors", default=None, help="flat with section vectors (minilm)")
     args = ap.parse_args()
     qs = [json.loads(x) for x in args.questions.read_text().splitlines() if x.strip()]
     qs = [q for q in qs if q["split"] == args.split]
     if args.limit:
         qs = qs[: args.limit]
     methods = args.methods.split(",")
-    with treeseek.open(args.db, hooks=[]) as db:
+    hooks: list[IndexHook] = []
+    embedders: dict[str, Embedder] = {}
+    if args.vectors is not None:
+        embedders[args.vectors] = load_embedder(args.vectors)  # one model for index and query
+        hooks = [CodeIndexHook(embedders[args.vectors])]
+    with treeseek.open(args.db, hooks=hooks) as db:
         started = time.perf_counter()
         report = db.index(args.docs, name=args.name, documents=True)
         print(
@@ -110,7 +123,7 @@ def main() -> None:
         )
         info = db.tree(args.name)
         ctx = SearchContext(db.store, info, LexicalNavigator())
-        retriever = DocumentRetriever()
+        retriever = DocumentRetriever(embedders)
         corpus = retriever.corpus(ctx)
         docset = set(corpus.outlines)
         texts = {p: (args.docs / p).read_text(errors="replace") for p in docset}
@@ -161,7 +174,7 @@ def main() -> None:
                     rows["files-first"].append({**first, "tokens": tok})
                     continue
                 k = 60 if m != "block" else 15
-                opts = QueryOptions(strategy=m, k=k, include_content=False)
+                opts = QueryOptions(strategy=m, k=k, include_content=False, vectors=args.vectors)
                 ranked = [f.path for f in retriever.retrieve(ctx, q["question"], opts).files]
                 ranked = [p for p in ranked if doc_of(p, docset) != q["citing_document"]][:DEPTH]
                 docs = [doc_of(p, docset) for p in ranked]

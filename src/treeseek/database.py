@@ -40,6 +40,7 @@ from treeseek.trees.source import TreeBuilder
 
 if TYPE_CHECKING:
     from treeseek.context import Context, Level, Outline, ResolvedSymbol, Span
+    from treeseek.embed.base import Embedder
     from treeseek.llm.base import Navigator
     from treeseek.search.base import FileHit, Result
     from treeseek.search.graph.tree_graph import TreeCodeGraph
@@ -159,7 +160,8 @@ class Database(Closing):
 
         A document file (``.md``, ``.rst``, PageIndex ``.json``, ``.pdf``) builds a
         ``document`` tree of its sections; so does a directory with ``documents=True`` (every
-        document under it).
+        document under it). When the database's code index hook embeds (``--vectors``), the
+        sections get vectors of the same model.
         """
         for where in (source, paths_from):
             if isinstance(where, str | Path):
@@ -175,7 +177,9 @@ class Database(Closing):
 
             doc_builder = DocumentBuilder(source)
             doc_tree = check_tree_name(name or _default_name(source, None))
-            doc_report = index_documents(self.store, doc_tree, doc_builder)
+            doc_report = index_documents(
+                self.store, doc_tree, doc_builder, embedder=self._index_embedder()
+            )
             self.caches.drop(doc_tree)  # a new version is committed: derived tables go
             return doc_report
         if documents:
@@ -200,6 +204,15 @@ class Database(Closing):
         finally:
             if builder is not source and isinstance(builder, Closing):
                 builder.close()
+
+    def _index_embedder(self) -> Embedder | None:
+        """The embedder of this database's code index hook (``--vectors``), if any."""
+        from treeseek.index.code_hook import CodeIndexHook
+
+        for hook in self.hooks:
+            if isinstance(hook, CodeIndexHook) and hook.embedder is not None:
+                return hook.embedder
+        return None
 
     @staticmethod
     def _builder(

@@ -21,9 +21,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from treeseek.embed.base import Embedder
 from treeseek.errors import BuildError
 from treeseek.index.run import IndexReport, check_relative_path
+from treeseek.index.section_vectors import SECTION_KIND, SectionToEmbed, embed_missing
 from treeseek.store.base import Store
+from treeseek.store.code_base import VectorKey
 from treeseek.trees.documents import document_format, parse_document
 from treeseek.trees.documents.layout import outline_json, section_paths
 from treeseek.trees.model import (
@@ -138,8 +141,11 @@ def index_documents(
     *,
     max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
     progress: Callable[[int, int], None] | None = None,
+    embedder: Embedder | None = None,
 ) -> IndexReport:
-    """Build or update document tree ``name`` from the documents ``builder`` lists."""
+    """Build or update document tree ``name`` from the documents ``builder`` lists; with an
+    ``embedder``, every section of the tree that has no vector of its model gets one
+    (:mod:`treeseek.index.section_vectors`), embedded before the write and stored with it."""
     started = time.perf_counter()
     if not name or name != name.strip():
         raise BuildError(f"invalid tree name {name!r}: use a non-empty name without outer spaces")
@@ -258,11 +264,18 @@ def index_documents(
         built_at=old_info.built_at if old_info is not None else now,
         updated_at=now,
     )
+    embedded = (
+        embed_missing(store.code(), embedder, _sections(store, docs, kept_failed, old_nodes))
+        if embedder is not None
+        else None
+    )
     with store.write_tree(name) as writer:
         writer.put_contents((h, b) for h, b in contents.items() if h not in old_hashes)
         writer.delete_nodes(n.id for n in removed)
         writer.upsert_nodes(to_write, {})
         writer.set_info(info)
+        if embedder is not None and embedded:
+            writer.code().put_vectors(embedder.name, SECTION_KIND, embedded)
     old_docs = {
         p
         for p, n in old_nodes.items()
@@ -283,3 +296,36 @@ def index_documents(
         warnings=list(warnings.messages),
         seconds=time.perf_counter() - started,
     )
+
+
+def _sections(
+    store: Store, docs: dict[str, _Doc], kept_failed: list[str], old_nodes: dict[str, Node]
+) -> list[SectionToEmbed]:
+    """Every section node of the new version: the parsed documents' and the stored sections
+    of documents that failed this time (their text read back)."""
+    out = [
+        SectionToEmbed(
+            VectorKey(n.content_hash, n.path),
+            doc_path,
+            built.contents[n.content_hash].decode("utf-8", "replace"),
+        )
+        for doc_path, built in docs.items()
+        for n in built.nodes[1:]
+        if n.content_hash is not None
+    ]
+    kept = [
+        (p, n)
+        for p in kept_failed
+        for path, n in old_nodes.items()
+        if path.startswith(p + "/") and n.content_hash is not None
+    ]
+    texts = store.contents(sorted({n.content_hash for _, n in kept if n.content_hash}))
+    for doc_path, n in kept:
+        assert n.content_hash is not None
+        data = texts.get(n.content_hash, b"")
+        out.append(
+            SectionToEmbed(
+                VectorKey(n.content_hash, n.path), doc_path, data.decode("utf-8", "replace")
+            )
+        )
+    return out

@@ -34,21 +34,25 @@ import numpy as np
 import numpy.typing as npt
 
 from treeseek.code.conventions import is_release_notes_path
+from treeseek.index.section_vectors import SECTION_KIND
 from treeseek.search.document.ranking import (
     MAX_LEVEL,
     SectionFeatures,
+    SemanticScores,
     candidate_features,
     score_candidates,
 )
 from treeseek.search.flat.bm25 import BM25Postings
 from treeseek.store.base import Store
+from treeseek.store.code_base import VectorKey
 from treeseek.text.tokens import prose_terms
 from treeseek.trees.documents.layout import Outline, SectionInfo, read_outline
 from treeseek.trees.model import Node, TreeInfo
 
 _Array = npt.NDArray[np.float64]
 _Candidates = Callable[
-    [SectionFeatures, dict[str, float], _Array, _Array], tuple[npt.NDArray[np.intp], _Array]
+    [SectionFeatures, dict[str, float], _Array, _Array, SemanticScores | None],
+    tuple[npt.NDArray[np.intp], _Array],
 ]
 
 K1 = 1.2
@@ -212,22 +216,28 @@ class SectionCorpus:
             s = self.sections[path]
         return path
 
-    def rank(self, query: str) -> list[tuple[str, float]]:
+    def rank(self, query: str, semantic: SemanticScores | None = None) -> list[tuple[str, float]]:
         """Sections for ``query``, best first (ties: document order), by the linear scorer of
-        :mod:`~treeseek.search.document.ranking` over subtree and own-text BM25."""
-        candidates, scores = self._scored(query, score_candidates)
+        :mod:`~treeseek.search.document.ranking` over subtree and own-text BM25 (and, given
+        the question's ``semantic`` cosines to the tree's section vectors, over those too)."""
+        candidates, scores = self._scored(query, score_candidates, semantic)
         paths = list(self.sections)
         order = np.lexsort((candidates, -scores))
         return [(paths[candidates[i]], float(scores[i])) for i in order]
 
-    def candidate_features(self, query: str) -> tuple[list[str], npt.NDArray[np.float64]]:
+    def candidate_features(
+        self, query: str, semantic: SemanticScores | None = None
+    ) -> tuple[list[str], npt.NDArray[np.float64]]:
         """The flat ranking's candidates for ``query`` (section paths) and their features (for
-        fitting :data:`~treeseek.search.document.ranking.WEIGHTS`)."""
-        candidates, features = self._scored(query, candidate_features)
+        fitting :data:`~treeseek.search.document.ranking.WEIGHTS`, or
+        :data:`~treeseek.search.document.ranking.VECTOR_WEIGHTS` with ``semantic``)."""
+        candidates, features = self._scored(query, candidate_features, semantic)
         paths = list(self.sections)
         return [paths[i] for i in candidates], features
 
-    def _scored(self, query: str, how: _Candidates) -> tuple[npt.NDArray[np.intp], _Array]:
+    def _scored(
+        self, query: str, how: _Candidates, semantic: SemanticScores | None
+    ) -> tuple[npt.NDArray[np.intp], _Array]:
         if self.own is None or self.subtree is None:
             return np.zeros(0, dtype=np.intp), np.zeros(0)
         q = Counter(t for t in terms(query) if t in self.vocabulary)
@@ -237,6 +247,7 @@ class SectionCorpus:
             {t: self.idf(t) for t in q},
             self.subtree.score_weights(weights),
             self.own.score_weights(weights),
+            semantic,
         )
 
     def _features(self) -> SectionFeatures:
@@ -278,6 +289,32 @@ class SectionCorpus:
         vec = {t: (1 + math.log(n)) * self.idf(t) for t, n in tf.items() if n > 0}
         norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
         return {t: v / norm for t, v in vec.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class SectionVectors:
+    """A tree's stored section vectors of one model, in the corpus's section order."""
+
+    model: str
+    sections: npt.NDArray[np.float32]
+
+    @classmethod
+    def load(cls, store: Store, corpus: SectionCorpus, model: str) -> SectionVectors | None:
+        """The vectors of ``model`` (kind :data:`~treeseek.index.section_vectors.SECTION_KIND`)
+        when every section of ``corpus`` has one, else None (a tree indexed without vectors,
+        or with another model: the ranking stays lexical)."""
+        keys = [VectorKey(s.node.content_hash or "", p) for p, s in corpus.sections.items()]
+        if not keys or any(not k.content_hash for k in keys):
+            return None
+        found = store.code().vectors(model, SECTION_KIND, keys)
+        if len(found) < len(keys) or len({v.shape[0] for v in found.values()}) != 1:
+            return None
+        return cls(model, np.vstack([found[k] for k in keys]).astype(np.float32))
+
+    def cosines(self, query: npt.NDArray[np.float32]) -> SemanticScores:
+        """The question's cosine to every section."""
+        q = np.asarray(query, dtype=np.float32)
+        return SemanticScores(section=(self.sections @ q).astype(np.float64))
 
 
 def _label_terms(labels: tuple[str, ...]) -> list[str]:

@@ -70,6 +70,46 @@ WEIGHTS: dict[str, float] = {
 }
 _W = np.array(list(WEIGHTS.values()))
 
+#: the weights of a tree with section vectors: :data:`WEIGHTS`' features, then the semantic
+#: ones (:data:`SEMANTIC_FEATURES`), fitted together
+VECTOR_WEIGHTS: dict[str, float] = {
+    "subtree": 1.4437,
+    "log_subtree": 0.3592,
+    "own": 0.5668,
+    "subtree_rank": 1.8198,
+    "own_rank": 1.2209,
+    "document": 1.0354,
+    "document_coverage": 0.4300,
+    "own_coverage": -0.2386,
+    "top": 1.9439,
+    "level": -0.6439,
+    "no_title": -0.9165,
+    "title_coverage": -0.5811,
+    "labels": 6.3723,
+    "path": -1.6165,
+    "release_notes": -0.7988,
+    "parent_subtree": 0.0763,
+    "parent_own": 0.9704,
+    "best_child_subtree": -0.3118,
+    "top_path": 2.2728,
+    "top_labels": -0.6254,
+    "top_document": -0.7117,
+    "cosine": 6.4134,
+    "best_child_cosine": 1.1765,
+}
+#: the chosen ones on dev (5-fold CV by citing document; also tried: the cosine minus the best
+#: section's, its reciprocal rank, the document's vector's cosine, the best cosine in the
+#: document, the best descendant's, the parent's, all eight together: bench/docs_xref/README.md)
+SEMANTIC_FEATURES = ("cosine", "best_child_cosine")
+_VW = np.array(list(VECTOR_WEIGHTS.values()))
+
+
+@dataclass(frozen=True, slots=True)
+class SemanticScores:
+    """The question's cosine to every section's vector, in the corpus's section order."""
+
+    section: npt.NDArray[np.float64]
+
 
 @dataclass(slots=True)
 class SectionFeatures:
@@ -94,12 +134,14 @@ def score_candidates(
     idf: dict[str, float],
     subtree: npt.NDArray[np.float64],
     own: npt.NDArray[np.float64],
+    semantic: SemanticScores | None = None,
 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
     """The candidates (section indices) and their scores, for a question whose terms (known
     to the tree) have the IDFs ``idf`` and whose BM25 over every section's subtree and own text
-    are ``subtree`` and ``own``."""
-    candidates, features = candidate_features(facts, idf, subtree, own)
-    return candidates, features @ _W
+    are ``subtree`` and ``own``; with ``semantic`` (a tree with section vectors) scored by
+    :data:`VECTOR_WEIGHTS`, else by :data:`WEIGHTS`."""
+    candidates, features = candidate_features(facts, idf, subtree, own, semantic)
+    return candidates, features @ (_W if semantic is None else _VW)
 
 
 def candidate_features(
@@ -107,13 +149,16 @@ def candidate_features(
     idf: dict[str, float],
     subtree: npt.NDArray[np.float64],
     own: npt.NDArray[np.float64],
+    semantic: SemanticScores | None = None,
 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
-    """The candidates and their features (one row each, columns in :data:`WEIGHTS` order)."""
+    """The candidates and their features (one row each, columns in :data:`WEIGHTS` order,
+    then, with ``semantic``, :data:`SEMANTIC_FEATURES`)."""
     subtree = np.where(facts.release_notes, subtree * RELEASE_NOTES_FACTOR, subtree)
     own = np.where(facts.release_notes, own * RELEASE_NOTES_FACTOR, own)
     by_subtree = _ranked(subtree)
+    width = len(WEIGHTS) + (len(SEMANTIC_FEATURES) if semantic is not None else 0)
     if len(by_subtree) == 0:
-        return by_subtree, np.zeros((0, len(WEIGHTS)))
+        return by_subtree, np.zeros((0, width))
     by_own = _ranked(own)
     n = len(subtree)
     subtree_rank = np.full(n, np.inf)
@@ -171,7 +216,23 @@ def candidate_features(
                 top * doc_share,
             ]
         )
-    return candidates, np.array(rows, dtype=np.float64)
+    lexical = np.array(rows, dtype=np.float64)
+    if semantic is None:
+        return candidates, lexical
+    return candidates, np.hstack([lexical, _semantic_features(facts, semantic, candidates)])
+
+
+def _semantic_features(
+    facts: SectionFeatures, semantic: SemanticScores, candidates: npt.NDArray[np.intp]
+) -> npt.NDArray[np.float64]:
+    """The :data:`SEMANTIC_FEATURES` of ``candidates``: the section's cosine and its best
+    child's (0 without children)."""
+    cos = semantic.section
+    rows = [
+        [cos[i], float(cos[facts.children[i]].max()) if len(facts.children[i]) else 0.0]
+        for i in candidates
+    ]
+    return np.array(rows, dtype=np.float64).reshape(len(candidates), len(SEMANTIC_FEATURES))
 
 
 def _ranked(scores: npt.NDArray[np.float64]) -> npt.NDArray[np.intp]:

@@ -3,8 +3,11 @@
 The caller's strategy picks the method (spec section 1 sends every document tree here):
 
 * ``flat`` (and ``auto``/``document`` without an LLM): BM25 over section titles and texts with
-  the tree's own statistics, each section scored over its subtree and fused with its
-  document's rank (:meth:`~treeseek.search.document.corpus.SectionCorpus.rank`);
+  the tree's own statistics, each section scored over its subtree and its own text by the
+  linear scorer (:meth:`~treeseek.search.document.corpus.SectionCorpus.rank`); with
+  ``vectors`` (``--vectors minilm``) and a tree indexed with section vectors of that model,
+  the question's cosines to the sections join the scorer (:meth:`DocumentRetriever.semantic`);
+  otherwise the ranking is the lexical one, unchanged;
 * ``collapsed`` (or ``traverse``): :func:`~treeseek.search.graph.collapsed.collapsed_tree_policy`
   with the spec's defaults through the traverse operator, routing over document and section
   summaries down to leaf sections;
@@ -20,9 +23,11 @@ and :class:`~treeseek.search.base.SectionEvidence` (document, titles, level, spa
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from treeseek.embed.base import Embedder
+from treeseek.embed.neural import QueryEmbedder, load_embedder
 from treeseek.errors import ConfigError
 from treeseek.llm.base import Usage
 from treeseek.rank.paths import BM25PathScorer
@@ -36,7 +41,8 @@ from treeseek.search.base import (
     SectionEvidence,
 )
 from treeseek.search.caches import Slot
-from treeseek.search.document.corpus import TITLE_REPEAT, SectionCorpus, terms
+from treeseek.search.document.corpus import TITLE_REPEAT, SectionCorpus, SectionVectors, terms
+from treeseek.search.document.ranking import SemanticScores
 from treeseek.search.document.view import DocumentView
 from treeseek.search.graph.collapsed import Surface, collapsed_tree_policy
 from treeseek.search.graph.traverse import DFLT_MAX_DEPTH, DFLT_NODE_BUDGET, traverse
@@ -50,6 +56,8 @@ from treeseek.trees.model import node_id_for_path
 #: a document tree's sections and its collapsed-tree surfaces, in the database's caches
 CORPUS: Slot[SectionCorpus] = Slot("document.corpus")
 SURFACES: Slot[SectionSurfaces] = Slot("document.surfaces")
+#: a document tree's section vectors, per model (None: the tree has none of that model)
+_VECTORS: dict[str, Slot[SectionVectors | None]] = {}
 #: trees with at most this many nodes use Beam under ``auto`` (as for filesystem trees)
 AUTO_BEAM_MAX_NODES = 50
 METHODS = ("flat", "collapsed", "beam", "block")
@@ -175,9 +183,39 @@ class DocumentRetriever(Retriever):
 
     name = "document"
 
+    def __init__(self, embedders: Mapping[str, Embedder] | None = None) -> None:
+        #: embedders by short name (``--vectors``): the given ones, and the packaged models
+        #: (:func:`~treeseek.embed.neural.load_embedder`) loaded once per retriever on first use
+        self._embedders: dict[str, Embedder] = dict(embedders or {})
+
     def corpus(self, ctx: SearchContext) -> SectionCorpus:
         """The tree's sections, loaded once per tree version (the database's caches)."""
         return ctx.caches.get(CORPUS, ctx.tree, lambda: SectionCorpus.load(ctx.store, ctx.tree))
+
+    def semantic(
+        self, ctx: SearchContext, query: str, vectors: str | None
+    ) -> tuple[SemanticScores, str] | None:
+        """The question's cosines to the tree's section vectors of embedder ``vectors``
+        (``--vectors``), and the model's name; None without the option, or when the tree has
+        no section vectors of that model (the ranking is then the lexical one)."""
+        if vectors is None:
+            return None
+        embedder = self._embedders.get(vectors)
+        if embedder is None:
+            embedder = self._embedders[vectors] = load_embedder(vectors)
+        model = embedder.name
+        corpus = self.corpus(ctx)
+        slot = _VECTORS.setdefault(model, Slot(f"document.vectors.{model}"))
+        stored = ctx.caches.get(
+            slot, ctx.tree, lambda: SectionVectors.load(ctx.store, corpus, model)
+        )
+        if stored is None:
+            return None
+        if isinstance(embedder, QueryEmbedder):
+            question = embedder.embed_query(query)
+        else:
+            question = embedder.embed([query])[0]
+        return stored.cosines(question), model
 
     def surfaces(self, ctx: SearchContext) -> SectionSurfaces:
         corpus = self.corpus(ctx)
@@ -190,10 +228,13 @@ class DocumentRetriever(Retriever):
         if method in ("beam", "block"):
             return self._tree_search(ctx, query, options, method, corpus)
         if method == "flat":
-            ranked = corpus.rank(query)[: options.k]
+            semantic = self.semantic(ctx, query, options.vectors)
+            ranked = corpus.rank(query, semantic[0] if semantic else None)[: options.k]
             ids = [(corpus.sections[p].node.id, p, score) for p, score in ranked]
             navigator = "none"
             stop = f"{len(ids)} sections ranked by BM25 (subtree + document)"
+            if semantic is not None:
+                stop += f" and section vectors ({semantic[1]})"
         else:
             hits = traverse(
                 query,
