@@ -111,6 +111,17 @@ def show(label: str, m: dict[str, float]) -> None:
     )
 
 
+def show_baselines(
+    names: list[str], dumps: list[Dump], label: str, weights: dict[str, float]
+) -> None:
+    """A table's head, then per dump the fused order's row and the linear score's."""
+    print("| ranking | recall@gold | MRR | Acc@1 | Acc@5 | Acc@10 |")
+    print("|---|---|---|---|---|---|")
+    for name, dump in zip(names, dumps, strict=True):
+        show(f"fused ({name})", metrics(dump, fused(dump)))
+        show(f"{label} ({name})", metrics(dump, linear(dump, weights)))
+
+
 def fused(d: Dump) -> Array:
     return -np.asarray(np.arange(len(d.x)), dtype=np.float64)
 
@@ -581,11 +592,7 @@ def main() -> None:
         names = [p.name for p in [args.dump, *args.check]]
         chosen = shipped_weights() if args.from_shipped else grid(dumps)[0]
         print(f"{'shipped' if args.from_shipped else 'grid'} point: {chosen}")
-        print("| ranking | recall@gold | MRR | Acc@1 | Acc@5 | Acc@10 |")
-        print("|---|---|---|---|---|---|")
-        for name, dump in zip(names, dumps, strict=True):
-            show(f"fused ({name})", metrics(dump, fused(dump)))
-            show(f"start ({name})", metrics(dump, linear(dump, chosen)))
+        show_baselines(names, dumps, "start", chosen)
         for spec in args.extend:
             feature, _, raw = spec.partition("=")
             values = tuple(float(v) for v in raw.split(","))
@@ -683,11 +690,7 @@ def run_trees(args: argparse.Namespace, d: Dump) -> None:
         drop += [i for i, f in enumerate(d.features) if f not in keep and i not in drop]
     columns = [i for i in range(len(d.features)) if i not in drop] if drop else None
     print(f"base: log(fused) + {base}; dropped columns: {[d.features[i] for i in drop]}")
-    print("| ranking | recall@gold | MRR | Acc@1 | Acc@5 | Acc@10 |")
-    print("|---|---|---|---|---|---|")
-    for name, dump in zip(names, dumps, strict=True):
-        show(f"fused ({name})", metrics(dump, fused(dump)))
-        show(f"linear ({name})", metrics(dump, linear(dump, base)))
+    show_baselines(names, dumps, "linear", base)
     for spec in args.trees:
         params = parse_params(spec)
         cv = boosted_by_repository(dumps, base, params, columns)
