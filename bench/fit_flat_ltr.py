@@ -291,6 +291,19 @@ def extend(
     return pick(dumps), picks, scores
 
 
+def write_chosen(args: argparse.Namespace, chosen: dict[str, float], how: str) -> None:
+    """With ``--write``, the weights module of ``chosen``, its note saying ``how`` they were
+    chosen (text following the features' mention) and ``--note``."""
+    if args.write is None:
+        return
+    note = (
+        f"Score: log(fused / best fused) + {chosen} (the features of"
+        f" :mod:`treeseek.search.flat.learned`){how} ({args.note})."
+    )
+    write_grid(args.write, chosen, note)
+    print(f"wrote {args.write}")
+
+
 def write_grid(path: Path, weights: dict[str, float], note: str) -> None:
     from treeseek.search.flat.learned import FEATURES
 
@@ -603,14 +616,11 @@ def main() -> None:
             chosen = {**chosen, feature: value} if value else chosen
             for name, dump in zip(names, dumps, strict=True):
                 show(f"+ {feature} {value} ({name})", metrics(dump, linear(dump, chosen)))
-        if args.write is not None:
-            note = (
-                f"Score: log(fused / best fused) + {chosen} (the features of"
-                f" :mod:`treeseek.search.flat.learned`): the grid point chosen on"
-                f" {', '.join(names)}, then {', '.join(args.extend)} ({args.note})."
-            )
-            write_grid(args.write, chosen, note)
-            print(f"wrote {args.write}")
+        write_chosen(
+            args,
+            chosen,
+            f": the grid point chosen on {', '.join(names)}, then {', '.join(args.extend)}",
+        )
         return
     if args.ascent:
         dumps = [d, *(Dump.load(p) for p in args.check)]
@@ -627,14 +637,7 @@ def main() -> None:
             show(f"grid ({name})", metrics(dump, linear(dump, start)))
             show(f"ascent, leave-one-repository-out ({name})", metrics(dump, s))
             show(f"ascent on all ({name})", metrics(dump, linear(dump, chosen)))
-        if args.write is not None:
-            note = (
-                f"Score: log(fused / best fused) + {chosen} (the features of"
-                f" :mod:`treeseek.search.flat.learned`), coordinate ascent from the grid point"
-                f" on {', '.join(names)} ({args.note})."
-            )
-            write_grid(args.write, chosen, note)
-            print(f"wrote {args.write}")
+        write_chosen(args, chosen, f", coordinate ascent from the grid point on {', '.join(names)}")
         return
     if args.grid:
         dumps = [d, *(Dump.load(p) for p in args.check)]
@@ -644,14 +647,7 @@ def main() -> None:
         for name, dump, m in zip(names, dumps, got, strict=True):
             show(f"fused ({name})", metrics(dump, fused(dump)))
             show(f"learned ({name})", m)
-        if args.write is not None:
-            note = (
-                f"Score: log(fused / best fused) + {chosen} (the features of"
-                f" :mod:`treeseek.search.flat.learned`), chosen on {', '.join(names)}"
-                f" ({args.note})."
-            )
-            write_grid(args.write, chosen, note)
-            print(f"wrote {args.write}")
+        write_chosen(args, chosen, f", chosen on {', '.join(names)}")
         return
     checks = [Dump.load(p) for p in args.check]
     for dump in [d, *checks]:

@@ -3,7 +3,7 @@ directory and indexed, with the code index, into a real SQLite database."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import treeseek
@@ -28,3 +28,14 @@ def index_files(tmp_path: Path, files: Mapping[str, str], *, db_file: str = "fla
 def lexical_context(db: Database) -> SearchContext:
     """A search context over tree ``shop`` with the lexical navigator."""
     return SearchContext(store=db.store, tree=db.tree("shop"), navigator=LexicalNavigator())
+
+
+def opened(
+    tmp_path: Path, files: Mapping[str, str], *, db_file: str = "flat.db"
+) -> Iterator[Database]:
+    """:func:`index_files` for a fixture: yields the database and closes it after the test."""
+    database = index_files(tmp_path, files, db_file=db_file)
+    try:
+        yield database
+    finally:
+        database.close()

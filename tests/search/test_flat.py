@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 import pytest
-from code_trees import index_files, lexical_context
+from code_trees import lexical_context, opened
 
 import treeseek
 from treeseek.code.conventions import is_test_path
@@ -49,11 +49,7 @@ FILES = {
 
 @pytest.fixture
 def db(tmp_path: Path) -> Iterator[Database]:
-    database = index_files(tmp_path, FILES)
-    try:
-        yield database
-    finally:
-        database.close()
+    yield from opened(tmp_path, FILES)
 
 
 def _ctx(db: Database) -> SearchContext:

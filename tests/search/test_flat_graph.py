@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from code_trees import index_files, lexical_context
+from code_trees import lexical_context, opened
 
 from treeseek.database import Database
 from treeseek.search.base import QueryOptions, SearchContext
@@ -100,11 +100,7 @@ QUERY = "checkout() charges the wrong amount for a cart"
 
 @pytest.fixture
 def db(tmp_path: Path) -> Iterator[Database]:
-    database = index_files(tmp_path, FILES, db_file="graph.db")
-    try:
-        yield database
-    finally:
-        database.close()
+    yield from opened(tmp_path, FILES, db_file="graph.db")
 
 
 def _ctx(db: Database) -> SearchContext:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from code_trees import index_files, lexical_context
+from code_trees import lexical_context, opened
 
 from treeseek.database import Database
 from treeseek.search.base import QueryOptions, SearchContext
@@ -60,11 +60,7 @@ QUERY = (
 
 @pytest.fixture
 def db(tmp_path: Path) -> Iterator[Database]:
-    database = index_files(tmp_path, FILES)
-    try:
-        yield database
-    finally:
-        database.close()
+    yield from opened(tmp_path, FILES)
 
 
 def _ctx(db: Database) -> SearchContext:

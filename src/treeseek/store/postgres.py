@@ -450,8 +450,6 @@ class PostgresStore:
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:
         """A connection for one read: the pool's, or on a thread inside a write the write's
         own (so the writing thread reads its own rows, as with SQLite)."""
-        import psycopg
-
         writer: PostgresTreeWriter | None = getattr(self._writing, "writer", None)
         if writer is not None:
             writer._flush_code()
@@ -461,13 +459,8 @@ class PostgresStore:
         if snapshot is not None:
             yield snapshot
             return
-        try:
-            with self._pool.connection(timeout=60) as conn:
-                yield conn
-        except psycopg.errors.QueryCanceled as exc:
-            raise self._timed_out(exc) from exc
-        except psycopg.OperationalError as exc:
-            raise StoreError(f"the database {redact(self.url)} failed: {exc}") from exc
+        with self._pool_connection() as conn:
+            yield conn
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
