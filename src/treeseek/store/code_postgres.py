@@ -584,14 +584,14 @@ class PostgresCodeStore:
         if k <= 0 or not np.any(q):
             return []
         dim = int(q.shape[0])
-        wanted = None if keys is None else list(dict.fromkeys(keys))
+        wanted = None if keys is None else frozenset(keys)
         if wanted is not None and len(wanted) <= k:
             found = self.vectors(model, kind, wanted)
             return exact_nearest({h: v for h, v in found.items() if v.shape[0] == dim}, q, k)
         return self._matrix(model, kind, dim, wanted).nearest(q, k)
 
     def _matrix(
-        self, model: str, kind: str, dim: int, keys: list[VectorKey] | None
+        self, model: str, kind: str, dim: int, keys: frozenset[VectorKey] | None
     ) -> VectorMatrix[VectorKey]:
         """The ``dim``-dimensional ``model``/``kind`` vectors of ``keys``, from the cache when
         it holds them as this read's snapshot sees them.
@@ -624,7 +624,7 @@ class PostgresCodeStore:
                 stamp, read_only, isolation = int(row[0]), row[1], row[2]
                 if read_only != "on" or isolation not in ("repeatable read", "serializable"):
                     return self._load(conn, model, kind, dim, keys)
-                key = MatrixKey(model, kind, dim, None if keys is None else frozenset(keys))
+                key = MatrixKey(model, kind, dim, keys)
                 matrix = cache.get(key, stamp)
                 if matrix is None:
                     matrix = self._load(conn, model, kind, dim, keys)
@@ -637,7 +637,7 @@ class PostgresCodeStore:
         model: str,
         kind: str,
         dim: int,
-        keys: list[VectorKey] | None,
+        keys: frozenset[VectorKey] | None,
     ) -> VectorMatrix[VectorKey]:
         """The ``dim``-dimensional ``model``/``kind`` vectors of ``keys`` (all when
         ``None``) as a matrix: the keys' rows by primary key, one lookup per key (the

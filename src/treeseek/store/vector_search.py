@@ -26,8 +26,9 @@ if TYPE_CHECKING:
 #: ties break the same way on every store
 K = TypeVar("K", bound="SupportsRichComparison")
 
-#: rows scored at once (a bounded float64 copy of the rows: 4,096 x 384 dimensions is 12 MB)
-SCORE_ROWS = 4096
+#: rows scored at once: a float64 block small enough to stay in the CPU's cache (512 x 384
+#: dimensions is 1.5 MB; measured faster than 4,096 rows, with identical results)
+SCORE_ROWS = 512
 
 
 @dataclass(frozen=True)
@@ -80,11 +81,16 @@ class VectorMatrix(Generic[K]):
         # row by row (a reduction along each row, not a BLAS product): a vector's score does
         # not depend on which other vectors are scored with it
         for start in range(0, n, SCORE_ROWS):
-            part = self.rows[start : start + SCORE_ROWS].astype(np.float64)
-            sims[start : start + part.shape[0]] = (part * unit).sum(axis=1)
+            # float32 rows times float64 unit: each row widened exactly, then multiplied
+            part = self.rows[start : start + SCORE_ROWS] * unit
+            sims[start : start + part.shape[0]] = part.sum(axis=1)
         sims /= self.norms
-        # the keys are sorted: ties by position are ties by key
-        order = np.lexsort((np.arange(n), -sims))[:k]
+        # the top k: every score at least the k-th largest (ties included), then sorted by
+        # score and by position (the keys are sorted: ties by position are ties by key)
+        among = np.arange(n)
+        if n > k:
+            among = np.flatnonzero(sims >= np.partition(sims, n - k)[n - k])
+        order = among[np.lexsort((among, -sims[among]))][:k]
         return [(self.keys[i], float(sims[i])) for i in order.tolist()]
 
 
