@@ -22,6 +22,10 @@ median over ``--queries`` random questions of ``nearest(k=--k)`` among the tree'
 - ``warm``: the same query again (the cache checked against the database's vector changes,
   the cached matrix scored).
 
+Then the write side, ``--writes`` new vectors written by ``put_vectors`` in one tree write
+(the index hook's path), as the old schema had it (the HNSW index, no triggers), with this
+schema (the change-logging triggers, no index), and with neither.
+
 Answers of ``cold`` and ``warm`` are compared with SQLite's scoring of the same vectors (they
 must be identical). The load average is printed: on a shared machine the ratios in one
 process matter more than the absolute numbers.
@@ -159,6 +163,16 @@ def with_schema(base: str, schema: str, *, drop: bool) -> str:
     return f"{base}{'&' if '?' in base else '?'}options={options}"
 
 
+def write_seconds(store: PostgresStore, tree: int, count: int, dim: int) -> float:
+    """Seconds to write ``count`` new vectors in one tree write."""
+    rng = np.random.default_rng(tree)
+    items = list(zip(keys_of(tree, count), rng.standard_normal((count, dim)), strict=True))
+    start = time.perf_counter()
+    with store.write_tree(f"w{tree}") as writer:
+        writer.code().put_vectors("m", "file", [(key, v.astype(np.float32)) for key, v in items])
+    return time.perf_counter() - start
+
+
 def median_ms(samples: list[float]) -> float:
     return 1000 * statistics.median(samples)
 
@@ -177,6 +191,7 @@ def main() -> None:
     parser.add_argument("--dim", type=int, default=384)
     parser.add_argument("--k", type=int, default=200, help="flat's vector_limit")
     parser.add_argument("--queries", type=int, default=7)
+    parser.add_argument("--writes", type=int, default=1000, help="vectors of the write test")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     trees = [(i + 1, size) for i, size in enumerate(sizes)]
@@ -225,6 +240,21 @@ def main() -> None:
                     flush=True,
                 )
             print(f"cache: {len(cache)} matrices, {cache.nbytes / 2**20:.0f} MiB")
+            triggers = "ALTER TABLE code_vectors {} TRIGGER USER"
+            with store._connection() as conn:
+                conn.execute(triggers.format("DISABLE"))
+            old_write = write_seconds(store, 200, args.writes, args.dim)
+            with store._connection() as conn:
+                conn.execute(triggers.format("ENABLE"))
+                conn.execute("DROP INDEX code_vectors_hnsw_bench")
+            new_write = write_seconds(store, 201, args.writes, args.dim)
+            with store._connection() as conn:
+                conn.execute(triggers.format("DISABLE"))
+            bare_write = write_seconds(store, 202, args.writes, args.dim)
+            print(
+                f"write {args.writes} vectors: old (HNSW index) {old_write:.2f} s, now"
+                f" (change log) {new_write:.2f} s, neither {bare_write:.2f} s; load {load()}"
+            )
         finally:
             store.close()
             with_schema(base, schema, drop=True)  # hundreds of MB on a server of one's own
