@@ -631,7 +631,8 @@ ALTER TABLE index_jobs ADD COLUMN heartbeat TIMESTAMPTZ NOT NULL DEFAULT now();
 #: transaction that changes vectors of a (model, kind), written by statement triggers in that
 #: transaction, so the rows a snapshot sees change exactly when the vectors it sees do (what
 #: keeps :mod:`treeseek.store.vector_cache` from serving a stale tree). Vectors written before
-#: count as one change; a TRUNCATE is a change of every logged (model, kind).
+#: count as one change; a TRUNCATE is a change of every logged (model, kind). Append only: a
+#: reader compares counts of these rows, so deleting one could make two versions count alike.
 _PG_V5_EXACT_VECTORS = r"""
 DO $$
 DECLARE
