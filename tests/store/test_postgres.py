@@ -244,15 +244,38 @@ def test_migrations_are_versioned_and_a_failed_one_changes_nothing(
     assert f'"schema_version": {POSTGRES_MIGRATIONS[-1].version}' in result.output
 
 
-def test_vectors_live_in_pgvector_with_an_hnsw_index(postgres_url: Callable[[], str]) -> None:
-    store = PostgresStore(postgres_url())
+def test_vectors_live_in_pgvector_and_their_changes_are_logged(
+    postgres_url: Callable[[], str],
+) -> None:
+    """Vectors are a pgvector column without an index (search is exact: a tree's vectors
+    are scored in the process); a database of schema 4 loses its HNSW index at migration 5;
+    every transaction that changes vectors of a (model, kind) leaves one row in
+    ``code_vector_changes``, and a rolled back one none."""
+    url = postgres_url()
+    old = PostgresStore(url, migrations=POSTGRES_MIGRATIONS[:4])
+    rng = np.random.default_rng(7)
+    vecs = rng.standard_normal((50, 8)).astype(np.float32)
+    hashes = [VectorKey(f"{i:064x}", f"m{i}.py") for i in range(50)]
     try:
-        rng = np.random.default_rng(7)
-        vecs = rng.standard_normal((50, 8)).astype(np.float32)
-        hashes = [VectorKey(f"{i:064x}", f"m{i}.py") for i in range(50)]
-        with store.write_tree("t") as writer:
+        with old.write_tree("t") as writer:
             writer.put_contents((h.content_hash, h.content_hash.encode()) for h in hashes)
             writer.code().put_vectors("m", "file", list(zip(hashes, vecs, strict=True)))
+        with old._connection() as conn:  # the index schema 4 created at the first write
+            conn.execute(
+                "CREATE INDEX code_vectors_hnsw_0123456789ab ON code_vectors USING hnsw"
+                " ((vec::vector(8)) vector_cosine_ops) WHERE model = 'm' AND kind = 'file'"
+                " AND vector_dims(vec) = 8"
+            )
+    finally:
+        old.close()
+    store = PostgresStore(url)
+
+    def changes() -> list[tuple[str, str]]:
+        with store._connection() as conn:
+            rows = conn.execute("SELECT model, kind FROM code_vector_changes ORDER BY xid")
+            return [(str(m), str(k)) for m, k in rows]
+
+    try:
         got = store.code().vectors("m", "file", hashes)
         assert all(np.array_equal(got[h], v) for h, v in zip(hashes, vecs, strict=True))
         assert store.code().vector_kinds() == [("m", "file")]
@@ -260,8 +283,26 @@ def test_vectors_live_in_pgvector_with_an_hnsw_index(postgres_url: Callable[[], 
         top = store.code().nearest("m", "file", query, 5, hashes[:40])
         assert top[0][0] == hashes[3] and top[0][1] == pytest.approx(1.0, abs=1e-5)
         with store._connection() as conn:
-            indexes = [r[0] for r in conn.execute("SELECT indexdef FROM pg_indexes")]
-        assert any("hnsw" in i and "code_vectors" in i for i in indexes)
+            indexes = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema()"
+                )
+            ]
+        assert indexes and not any("hnsw" in i for i in indexes), indexes
+        assert changes() == [("m", "file")]  # the vectors written before: one change
+        with store.write_tree("t") as writer:  # two statements, two kinds: one row each
+            writer.code().put_vectors("m", "file", [(hashes[0], vecs[1])])
+            writer.code().put_vectors("m", "outline", [(hashes[0], vecs[1])])
+            writer.code().put_vectors("m", "file", [(hashes[1], vecs[2])])
+        assert sorted(changes()[1:]) == [("m", "file"), ("m", "outline")]
+        with pytest.raises(RuntimeError), store.write_tree("t") as writer:
+            writer.code().put_vectors("m", "file", [(hashes[0], vecs[0])])
+            raise RuntimeError("rolled back")
+        assert len(changes()) == 3
+        with store._connection() as conn:
+            conn.execute("DELETE FROM code_vectors WHERE kind = 'outline'")
+        assert changes()[3:] == [("m", "outline")]
     finally:
         store.close()
 

@@ -211,10 +211,9 @@ class CodeStore(Protocol):
     ) -> list[tuple[VectorKey, float]]:
         """The ``k`` files (among ``keys``, e.g. one tree's; all when ``None``) whose
         ``model``/``kind`` vectors are most similar to ``query`` by cosine similarity, highest
-        first, scored by :func:`treeseek.store.vector_search.exact_nearest`. SQLite scores
-        every candidate (exact); PostgreSQL too for up to ``EXACT_KEYS`` keys (one tree's),
-        and beyond finds the candidates with its HNSW index (approximate: it may miss a few of
-        the exact ``k``)."""
+        first, scored by :func:`treeseek.store.vector_search.exact_nearest`'s scoring: every
+        vector among ``keys`` is scored (exact on both stores, whatever else the database
+        holds)."""
 
 
 @runtime_checkable

@@ -3,7 +3,7 @@
 Tables (:data:`treeseek.store.migrations.POSTGRES_MIGRATIONS`) mirror
 :mod:`treeseek.store.code_sqlite`, with the chunk and symbol documents as plain columns (no
 FTS: nothing ranks with a database-wide index) and vectors, per (content hash, path), in a
-pgvector column with HNSW indexes per model and kind (:meth:`PostgresCodeStore.nearest`).
+pgvector column, searched exactly per tree (:meth:`PostgresCodeStore.nearest`).
 
 A writer (:meth:`treeseek.store.postgres.PostgresTreeWriter.code`) buffers the rows of
 :meth:`PostgresCodeStore.put_prepared` and writes them with ``COPY`` in batches (one round trip
@@ -41,11 +41,7 @@ from treeseek.store.code_base import (
     SymbolHit,
     VectorKey,
 )
-from treeseek.store.migrations import (
-    POSTGRES_CODE_TABLES,
-    postgres_vector_index_name,
-    postgres_vector_index_sql,
-)
+from treeseek.store.migrations import POSTGRES_CODE_TABLES
 from treeseek.store.rows import (
     CHUNK_COLUMNS,
     CODE_FILE_COLUMNS,
@@ -59,7 +55,8 @@ from treeseek.store.rows import (
     symbol_from_row,
 )
 from treeseek.store.sqlite_terms import as_uint32, encode_bag, encode_parts
-from treeseek.store.vector_search import exact_nearest
+from treeseek.store.vector_cache import MatrixKey, VectorCache
+from treeseek.store.vector_search import VectorMatrix, exact_nearest
 
 if TYPE_CHECKING:
     import psycopg
@@ -141,18 +138,27 @@ class PostgresCodeStore:
     """The code layers in the PostgreSQL database (implements ``CodeWriter``).
 
     ``connect`` lends a connection (the pool's for reads, the write transaction's for a
-    writer); ``read_contents`` returns raw bytes by content hash; ``writer``: buffer writes.
+    writer); ``read_contents`` returns raw bytes by content hash; ``writer``: buffer writes;
+    ``cache``: where :meth:`nearest` keeps trees' vectors between queries (a reader's; none
+    for a writer, whose transaction sees its own rows).
     """
 
-    def __init__(self, connect: Connect, read_contents: ContentReader, *, writer: bool) -> None:
+    def __init__(
+        self,
+        connect: Connect,
+        read_contents: ContentReader,
+        *,
+        writer: bool,
+        cache: VectorCache | None = None,
+    ) -> None:
         self._connect = connect
         self._read_contents = read_contents
         self._writer = writer
+        self._cache = None if writer else cache
         self._vocabulary = _Vocabulary(connect)
         self._pending: dict[str, tuple[PreparedCode, Mapping[str, int] | None]] = {}
         self._file_terms: dict[str, tuple[int, bytes, bytes]] = {}
         self._part_rows: dict[tuple[str, str], tuple[str, str, bytes, bytes, bytes, bytes]] = {}
-        self._vector_indexes: set[tuple[str, str, int]] = set()
 
     def _read(self) -> AbstractContextManager[psycopg.Connection[Any]]:
         if self._writer:
@@ -375,25 +381,13 @@ class PostgresCodeStore:
             )
             for key, v in items
         ]
-        with self._read() as conn:
-            for dim in {len(r[4].to_list()) for r in rows}:
-                key = (model, kind, dim)
-                if key not in self._vector_indexes:
-                    # CREATE INDEX locks the table against other writers until commit: only
-                    # when the index is really missing (the first write of this model)
-                    found = conn.execute(
-                        "SELECT to_regclass(%s)", (postgres_vector_index_name(model, kind, dim),)
-                    ).fetchone()
-                    if found is None or found[0] is None:
-                        conn.execute(postgres_vector_index_sql(model, kind, dim))
-                    self._vector_indexes.add(key)
-            with conn.cursor() as cur:
-                cur.executemany(
-                    "INSERT INTO code_vectors(content_hash, path, model, kind, vec)"
-                    " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (content_hash, path, model, kind)"
-                    " DO UPDATE SET vec = EXCLUDED.vec",
-                    rows,
-                )
+        with self._read() as conn, conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO code_vectors(content_hash, path, model, kind, vec)"
+                " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (content_hash, path, model, kind)"
+                " DO UPDATE SET vec = EXCLUDED.vec",
+                rows,
+            )
 
     # -- reads ----------------------------------------------------------------------------
     def code_files(self, hashes: Collection[str]) -> dict[str, CodeFileInfo]:
@@ -576,165 +570,107 @@ class PostgresCodeStore:
         k: int,
         keys: Collection[VectorKey] | None = None,
     ) -> list[tuple[VectorKey, float]]:
-        """The ``k`` files among ``keys`` nearest ``query`` (see ``CodeStore.nearest``),
-        scored exactly as SQLite scores them.
+        """The ``k`` files among ``keys`` nearest ``query`` (see ``CodeStore.nearest``):
+        exactly SQLite's answer, whatever else the database holds.
 
-        - ``keys`` of at most ``k`` files: every one of them is the answer; their vectors are
-          read and scored.
-        - ``keys`` of at most :data:`EXACT_KEYS` files (one tree's, the usual case): an exact
-          scan of those files' vectors (:meth:`_exact_candidates`), so the answer is SQLite's,
-          whatever other trees the database holds.
-        - more (or ``None``, every vector): candidates by the HNSW index of ``model``/``kind``
-          (:meth:`_nearest_statement`), approximate: which neighbours the graph search finds
-          can depend on the other vectors in the index.
+        Every vector among ``keys`` (one tree's files; ``None``: all) is scored in this
+        process by :meth:`VectorMatrix.nearest`, the scoring of SQLite's
+        :func:`exact_nearest`. A reader keeps the matrix of a key set in its
+        :class:`VectorCache` (:meth:`_matrix`), so a long-lived process reads a tree's
+        vectors once per change of the database's vectors; ``keys`` of at most ``k`` files
+        are all of the answer, read and scored without the cache.
         """
         q = np.asarray(query, dtype=np.float32)
         if k <= 0 or not np.any(q):
             return []
         dim = int(q.shape[0])
-        if keys is not None:
-            keys = list(dict.fromkeys(keys))
-            if len(keys) <= k:
-                found = self.vectors(model, kind, keys)
-                return exact_nearest({h: v for h, v in found.items() if v.shape[0] == dim}, q, k)
-            if len(keys) <= EXACT_KEYS:
-                return exact_nearest(self._exact_candidates(model, kind, q, k, keys), q, k)
-        with self._read() as conn, conn.transaction():
-            sql, params = self._nearest_statement(conn, model, kind, q, k, keys)
-            with conn.cursor(binary=True) as cur:
-                rows = cur.execute(sql, params, prepare=False).fetchall()
-        return exact_nearest({VectorKey(h, _path(p)): _as_float32(v) for h, p, v in rows}, q, k)
+        wanted = None if keys is None else frozenset(keys)
+        if wanted is not None and len(wanted) <= k:
+            found = self.vectors(model, kind, wanted)
+            return exact_nearest({h: v for h, v in found.items() if v.shape[0] == dim}, q, k)
+        return self._matrix(model, kind, dim, wanted).nearest(q, k)
 
-    def _exact_candidates(
-        self,
-        model: str,
-        kind: str,
-        q: npt.NDArray[np.float32],
-        k: int,
-        keys: list[VectorKey],
-    ) -> dict[VectorKey, npt.NDArray[np.float32]]:
-        """The ``2k`` vectors among ``keys`` nearest ``q`` by pgvector's cosine distance, from
-        a scan of those keys' rows (primary-key lookups, no HNSW index: the materialized
-        CTE keeps the planner from ordering through the index). ``2k``, not ``k``: the final
-        order is :func:`exact_nearest`'s, whose float rounding may differ from pgvector's in
-        the last bits; a margin of ``k`` keeps every one of the exact ``k`` among the
-        candidates."""
-        from pgvector import Vector
+    def _matrix(
+        self, model: str, kind: str, dim: int, keys: frozenset[VectorKey] | None
+    ) -> VectorMatrix[VectorKey]:
+        """The ``dim``-dimensional ``model``/``kind`` vectors of ``keys``, from the cache when
+        it holds them as this read's snapshot sees them.
 
-        dim = int(q.shape[0])
-        hashes, paths = _key_arrays(keys)
-        with self._read() as conn, conn.cursor(binary=True) as cur:
-            rows = cur.execute(
-                "WITH c AS MATERIALIZED (SELECT v.content_hash, v.path, v.vec"
-                " FROM code_vectors AS v"
-                " JOIN unnest(%s::text[], %s::bytea[]) AS w(content_hash, path)"
-                " ON v.content_hash = w.content_hash AND v.path = w.path"
-                f" WHERE v.model = %s AND v.kind = %s AND vector_dims(v.vec) = {dim})"
-                f" SELECT content_hash, path, vec FROM c"
-                f" ORDER BY vec::vector({dim}) <=> %s::vector({dim}) LIMIT %s",
-                (hashes, paths, model, kind, Vector(q), 2 * k),
-                prepare=False,
-            ).fetchall()
-        return {VectorKey(h, _path(p)): _as_float32(v) for h, p, v in rows}
+        What the snapshot sees of the vectors is told by its *stamp*: the number of rows of
+        ``code_vector_changes`` for (model, kind) it sees, one per transaction that changed
+        such vectors, written by triggers in that transaction (PostgreSQL migration 5).
+        Snapshots see nested sets of committed transactions, so two snapshots that count as
+        many rows see the same ones, hence the same vectors: an entry read at another stamp
+        is stale. The stamp and the vectors are read in one ``REPEATABLE READ`` snapshot
+        (the caller's, or a transaction opened here); inside a transaction that may write
+        (a writer's) the vectors are read and scored without the cache."""
+        import psycopg.pq
 
-    def nearest_plan(
-        self,
-        model: str,
-        kind: str,
-        query: npt.NDArray[np.float32],
-        k: int,
-        keys: Collection[VectorKey] | None = None,
-    ) -> str:
-        """PostgreSQL's plan (``EXPLAIN``) of the statement :meth:`nearest` runs through the
-        index, with the same settings: which index it scans."""
-        q = np.asarray(query, dtype=np.float32)
-        with self._read() as conn, conn.transaction():
-            sql, params = self._nearest_statement(
-                conn, model, kind, q, k, None if keys is None else list(keys)
-            )
-            rows = conn.execute(f"EXPLAIN {sql}", params, prepare=False).fetchall()
-        return "\n".join(str(r[0]) for r in rows)
+        cache = self._cache
+        with self._read() as conn:
+            idle = conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+            if cache is None:
+                return self._load(conn, model, kind, dim, keys)
+            with conn.transaction():
+                if idle:
+                    conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                row = conn.execute(
+                    "SELECT count(*), current_setting('transaction_read_only'),"
+                    " current_setting('transaction_isolation') FROM code_vector_changes"
+                    " WHERE model = %s AND kind = %s",
+                    (model, kind),
+                ).fetchone()
+                assert row is not None
+                stamp, read_only, isolation = int(row[0]), row[1], row[2]
+                if read_only != "on" or isolation not in ("repeatable read", "serializable"):
+                    return self._load(conn, model, kind, dim, keys)
+                key = MatrixKey(model, kind, dim, keys)
+                matrix = cache.get(key, stamp)
+                if matrix is None:
+                    matrix = self._load(conn, model, kind, dim, keys)
+                    cache.put(key, stamp, matrix)
+                return matrix
 
     @staticmethod
-    def _nearest_statement(
+    def _load(
         conn: psycopg.Connection[Any],
         model: str,
         kind: str,
-        q: npt.NDArray[np.float32],
-        k: int,
-        keys: list[VectorKey] | None,
-    ) -> tuple[str, list[Any]]:
-        """The ordered HNSW scan of one query, and its settings for this transaction.
-
-        ``ORDER BY vec <=> query LIMIT k`` on the partial expression index of (model, kind,
-        dimension), with these settings local to the transaction:
-
-        - ``hnsw.ef_search``: the breadth of the graph search, :func:`ef_search` (``k``
-          neighbours need a candidate list of at least ``k``; twice ``k`` finds nearly all of
-          the exact ones, see the tests);
-        - ``hnsw.iterative_scan = relaxed_order``: when ``keys`` (one tree's files)
-          filters out candidates, the scan goes on until ``k`` are found; the order of the
-          returned rows does not matter (they are scored and sorted exactly afterwards);
-        - ``hnsw.max_scan_tuples``: how far that goes on, :func:`max_scan_tuples` (about four
-          times the vectors expected to be scanned for ``k`` of the tree's);
-        - ``enable_sort = off``: the index is used even where the planner would estimate a
-          scan of the tree's vectors and a sort cheaper (one small tree among many).
-        """
-        from pgvector import Vector
-
-        dim = int(q.shape[0])
-        total = 0
-        if keys is not None:
-            row = conn.execute(
-                "SELECT reltuples::bigint FROM pg_class WHERE oid = 'code_vectors'::regclass"
-            ).fetchone()
-            total = int(row[0]) if row and row[0] is not None else -1
-            if total < 0:  # never analyzed: count
-                row = conn.execute("SELECT count(*) FROM code_vectors").fetchone()
-                total = int(row[0]) if row else 0
-        conn.execute(f"SET LOCAL hnsw.ef_search = {ef_search(k)}")
-        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        conn.execute(
-            f"SET LOCAL hnsw.max_scan_tuples = {max_scan_tuples(k, total, len(keys or ()))}"
-        )
-        conn.execute("SET LOCAL enable_sort = off")
-        where = f"model = %s AND kind = %s AND vector_dims(vec) = {dim}"
-        params: list[Any] = [model, kind]
-        if keys is not None:
-            # a key as one text (hash ":" hex of the path): one hashed array lookup per
-            # scanned row keeps rows of the tree's contents at other trees' paths out
-            where += " AND content_hash || ':' || encode(path, 'hex') = ANY(%s)"
-            params.append([_key_text(key) for key in keys])
-        sql = (
-            f"SELECT content_hash, path, vec FROM code_vectors WHERE {where}"
-            f" ORDER BY vec::vector({dim}) <=> %s::vector({dim}) LIMIT %s"
-        )
-        return sql, [*params, Vector(q), k]
-
-
-#: the most files a search among given keys (one tree's) scans exactly instead of through the
-#: HNSW index: an exact scan costs about as much as the index's at ~4k vectors (pgserver's
-#: PostgreSQL, 384 dimensions, k=200) and grows linearly; below it answers are SQLite's
-EXACT_KEYS = 4096
-#: pgvector's bounds of ``hnsw.ef_search``
-EF_SEARCH_MIN = 40
-EF_SEARCH_MAX = 1000
-#: pgvector's default ``hnsw.max_scan_tuples``: the least an iterative scan may visit
-SCAN_TUPLES_MIN = 20_000
-
-
-def ef_search(k: int) -> int:
-    """The HNSW candidate list of a query for ``k`` neighbours: ``2k`` within pgvector's
-    bounds."""
-    return max(EF_SEARCH_MIN, min(EF_SEARCH_MAX, 2 * k))
-
-
-def max_scan_tuples(k: int, total: int, wanted: int) -> int:
-    """How many index tuples an iterative scan may visit to find ``k`` of ``wanted``
-    contents among ``total`` vectors: four times the expected ``k * total / wanted``."""
-    if wanted <= 0:
-        return SCAN_TUPLES_MIN
-    return max(SCAN_TUPLES_MIN, min(2**31 - 1, 4 * k * max(total, wanted) // wanted))
+        dim: int,
+        keys: frozenset[VectorKey] | None,
+    ) -> VectorMatrix[VectorKey]:
+        """The ``dim``-dimensional ``model``/``kind`` vectors of ``keys`` (all when
+        ``None``) as a matrix: the keys' rows by primary key, one lookup per key (the
+        ``LIMIT`` keeps the planner from hashing the whole table instead: the cost is the
+        tree's, not the database's), each vector in pgvector's binary form (``vector_send``:
+        a 4-byte header, then big-endian float32s) decoded at once."""
+        with conn.cursor(binary=True) as cur:
+            if keys is None:
+                rows = cur.execute(
+                    "SELECT content_hash, path, vector_send(vec) FROM code_vectors"
+                    " WHERE model = %s AND kind = %s AND vector_dims(vec) = %s",
+                    (model, kind, dim),
+                ).fetchall()
+                found = sorted((VectorKey(h, _path(p)), bytes(raw)) for h, p, raw in rows)
+            else:
+                ordered = sorted(keys)
+                hashes, paths = _key_arrays(ordered)
+                rows = cur.execute(
+                    "SELECT w.i, vector_send(v.vec)"
+                    " FROM unnest(%s::text[], %s::bytea[]) WITH ORDINALITY AS w(content_hash,"
+                    " path, i) CROSS JOIN LATERAL (SELECT c.vec FROM code_vectors AS c"
+                    " WHERE c.content_hash = w.content_hash AND c.path = w.path"
+                    " AND c.model = %s AND c.kind = %s LIMIT 1) AS v"
+                    " WHERE vector_dims(v.vec) = %s ORDER BY w.i",
+                    (hashes, paths, model, kind, dim),
+                    prepare=False,
+                ).fetchall()
+                found = [(ordered[i - 1], bytes(raw)) for i, raw in rows]
+        if not found:
+            return VectorMatrix.from_rows([], np.zeros((0, dim), dtype=np.float32))
+        layout = np.dtype([("header", ">i4"), ("vec", ">f4", (dim,))])
+        data = np.frombuffer(b"".join(raw for _, raw in found), dtype=layout)
+        return VectorMatrix.from_rows([key for key, _ in found], data["vec"].astype(np.float32))
 
 
 def _path_bytes(path: str) -> bytes:
@@ -748,11 +684,6 @@ def _path(raw: Any) -> str:
 def _key_arrays(keys: Sequence[VectorKey]) -> tuple[list[str], list[bytes]]:
     """The content hashes and the paths of ``keys``, as two aligned arrays (for ``unnest``)."""
     return [key.content_hash for key in keys], [_path_bytes(key.path) for key in keys]
-
-
-def _key_text(key: VectorKey) -> str:
-    """A key as :meth:`PostgresCodeStore._nearest_statement` compares it."""
-    return f"{key.content_hash}:{_path_bytes(key.path).hex()}"
 
 
 def _as_float32(value: Any) -> npt.NDArray[np.float32]:

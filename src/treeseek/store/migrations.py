@@ -400,9 +400,9 @@ def tree_tables(migrations: list[Migration]) -> tuple[str, ...]:
 # a pgvector column. Paths, roots and signatures are ``bytea`` (UTF-8 with surrogate escapes),
 # so non-UTF-8 names round-trip and byte-wise order and materialized-path range reads match
 # SQLite's. The chunk and symbol documents (space-separated tokens) are plain columns: nothing
-# ranks with a full-text index. Vector indexes (HNSW, cosine) are partial expression indexes
-# per (model, kind, dimension), created by the first write of that model
-# (:func:`postgres_vector_index_sql`).
+# ranks with a full-text index. Vector search scans a tree's vectors exactly (migration 5
+# dropped the HNSW indexes earlier versions created per model, kind and dimension) and logs
+# every vector-changing transaction, so a process may cache a tree's vectors between queries.
 
 
 @dataclass(frozen=True, slots=True)
@@ -625,6 +625,78 @@ _PG_V4_JOB_HEARTBEAT = """
 ALTER TABLE index_jobs ADD COLUMN heartbeat TIMESTAMPTZ NOT NULL DEFAULT now();
 """
 
+#: PostgreSQL migration 5: vector search is exact (a tree's vectors scored in the process, as
+#: SQLite does), so the HNSW indexes go (approximate, and the graph held every tree's vectors:
+#: one tree's neighbours depended on the others); ``code_vector_changes`` gets one row per
+#: transaction that changes vectors of a (model, kind), written by statement triggers in that
+#: transaction, so the rows a snapshot sees change exactly when the vectors it sees do (what
+#: keeps :mod:`treeseek.store.vector_cache` from serving a stale tree). Vectors written before
+#: count as one change; a TRUNCATE is a change of every logged (model, kind). Append only: a
+#: reader compares counts of these rows, so deleting one could make two versions count alike.
+_PG_V5_EXACT_VECTORS = r"""
+DO $$
+DECLARE
+    name text;
+BEGIN
+    FOR name IN
+        SELECT indexname FROM pg_indexes
+        WHERE schemaname = current_schema() AND tablename = 'code_vectors'
+        AND indexname LIKE 'code\_vectors\_hnsw\_%'
+    LOOP
+        EXECUTE format('DROP INDEX %I', name);
+    END LOOP;
+END;
+$$;
+
+CREATE TABLE code_vector_changes (
+    model  TEXT NOT NULL,
+    kind   TEXT NOT NULL,
+    xid    xid8 NOT NULL,
+    PRIMARY KEY (model, kind, xid)
+);
+
+INSERT INTO code_vector_changes(model, kind, xid)
+SELECT DISTINCT model, kind, pg_current_xact_id() FROM code_vectors;
+
+CREATE FUNCTION code_vectors_log_new() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO code_vector_changes(model, kind, xid)
+    SELECT DISTINCT model, kind, pg_current_xact_id() FROM new_rows
+    ON CONFLICT DO NOTHING;
+    RETURN NULL;
+END;
+$$;
+
+CREATE FUNCTION code_vectors_log_old() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO code_vector_changes(model, kind, xid)
+    SELECT DISTINCT model, kind, pg_current_xact_id() FROM old_rows
+    ON CONFLICT DO NOTHING;
+    RETURN NULL;
+END;
+$$;
+
+CREATE FUNCTION code_vectors_log_all() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO code_vector_changes(model, kind, xid)
+    SELECT DISTINCT model, kind, pg_current_xact_id() FROM code_vector_changes
+    ON CONFLICT DO NOTHING;
+    RETURN NULL;
+END;
+$$;
+
+CREATE TRIGGER code_vectors_inserted AFTER INSERT ON code_vectors
+REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION code_vectors_log_new();
+CREATE TRIGGER code_vectors_updated_to AFTER UPDATE ON code_vectors
+REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION code_vectors_log_new();
+CREATE TRIGGER code_vectors_updated_from AFTER UPDATE ON code_vectors
+REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION code_vectors_log_old();
+CREATE TRIGGER code_vectors_deleted AFTER DELETE ON code_vectors
+REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION code_vectors_log_old();
+CREATE TRIGGER code_vectors_truncated AFTER TRUNCATE ON code_vectors
+FOR EACH STATEMENT EXECUTE FUNCTION code_vectors_log_all();
+"""
+
 #: every PostgreSQL migration, in order; append only
 POSTGRES_MIGRATIONS: list[PostgresMigration] = [
     PostgresMigration(
@@ -647,6 +719,11 @@ POSTGRES_MIGRATIONS: list[PostgresMigration] = [
         description="index jobs: a heartbeat, so a job whose worker died reads as failed",
         sql=_PG_V4_JOB_HEARTBEAT,
     ),
+    PostgresMigration(
+        version=5,
+        description="exact vector search: HNSW indexes dropped, vector changes logged",
+        sql=_PG_V5_EXACT_VECTORS,
+    ),
 ]
 
 #: the per-content tables of the code layers, children first (deleted before ``code_files``)
@@ -659,26 +736,3 @@ POSTGRES_CODE_TABLES = (
     "code_part_terms",
     "code_files",
 )
-
-
-def postgres_vector_index_name(model: str, kind: str, dim: int) -> str:
-    """The name of the HNSW index of one (model, kind, dimension): a short stable digest."""
-    import hashlib
-
-    digest = hashlib.blake2b(f"{model}\0{kind}\0{dim}".encode(), digest_size=6).hexdigest()
-    return f"code_vectors_hnsw_{digest}"
-
-
-def postgres_vector_index_sql(model: str, kind: str, dim: int) -> str:
-    """The HNSW (cosine) index of one (model, kind, dimension); ``model`` and ``kind`` are
-    quoted as SQL literals."""
-
-    def literal(value: str) -> str:
-        return "'" + value.replace("'", "''") + "'"
-
-    return (
-        f"CREATE INDEX IF NOT EXISTS {postgres_vector_index_name(model, kind, dim)}"
-        f" ON code_vectors USING hnsw ((vec::vector({int(dim)})) vector_cosine_ops)"
-        f" WHERE model = {literal(model)} AND kind = {literal(kind)}"
-        f" AND vector_dims(vec) = {int(dim)}"
-    )

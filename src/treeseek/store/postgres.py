@@ -50,6 +50,7 @@ from treeseek.store.postgres_jobs import PostgresJobBoard
 from treeseek.store.rows import NODE_COLUMNS as _NODE_COLUMNS
 from treeseek.store.rows import TREE_COLUMNS as _TREE_COLUMNS
 from treeseek.store.rows import node_from_row, tree_info_from_row
+from treeseek.store.vector_cache import VECTOR_CACHE_BYTES, VectorCache
 from treeseek.trees.model import (
     ROOT_PATH,
     ContentStatus,
@@ -397,7 +398,12 @@ class PostgresStore:
         self.read_only: str | None = None
         if migrate:
             self.migrate()
-        self._code = PostgresCodeStore(self._connection, self.contents, writer=False)
+        #: the trees' vector matrices of :meth:`PostgresCodeStore.nearest`, kept between
+        #: queries (bounded; checked against the database's vector changes at every query)
+        self.vector_cache = VectorCache(VECTOR_CACHE_BYTES)
+        self._code = PostgresCodeStore(
+            self._connection, self.contents, writer=False, cache=self.vector_cache
+        )
 
     # -- connections ---------------------------------------------------------------------
     def _connect_direct(self) -> psycopg.Connection[Any]:
