@@ -134,8 +134,7 @@ class FlatConfig:
     #: the fused order's first files the graph walk restarts at (with the named files)
     graph_anchors: int = 3
     #: the files the vector signal ranks: the files nearest the query (an RRF rank past
-    #: 200 adds under w_vectors / 220 to a file's score; PostgreSQL finds them with its HNSW
-    #: index)
+    #: 200 adds under w_vectors / 220 to a file's score; both stores find them exactly)
     vector_limit: int = 200
     test_penalty: float = 0.2  # multiplies a test file's fused score (1.0: no penalty)
     #: multiplies files without a grammar (docs, configs, data) and tool configuration
@@ -673,8 +672,8 @@ class FlatRetriever(Retriever):
         cfg: FlatConfig,
         signals: _Signals,
     ) -> bool:
-        """The ``vector_limit`` files nearest the query (by the store: exact on SQLite, by
-        the HNSW index on PostgreSQL)."""
+        """The ``vector_limit`` files nearest the query (by the store, exactly on both
+        backends: a function of this tree's vectors only)."""
         if self.embedder is None:
             return False
         if isinstance(self.embedder, QueryEmbedder):
