@@ -25,7 +25,10 @@ whatever finished, every row has answered the same instances. ``--per-instance F
 one JSON line per answered (row, instance) as it finishes, so a stopped run keeps them, and
 ``--resume`` continues it later (instances every row answered are skipped). The
 databases are opened only if their schema is current (checked on a read-only connection), so a
-shared cache is never migrated. Usage::
+shared cache is never migrated. ``--trees LISTINGS`` measures the path-only split instead: the
+same seeded sample of the dataset (the same instances as with contents when every one has its
+per-commit database), each tree built from the benchmark's path listing into the one database
+``--db`` (created if missing; never a shared cache), flat ranking paths alone. Usage::
 
     PYTHONPATH=src python bench/bench_local_llm.py --speed --dataset /work/runs/dev-173.jsonl \\
         --db /work/runs/contents/eval.db --layers treeseek.code.index_hook.CodeIndexHook:2 \\
@@ -48,9 +51,9 @@ from pathlib import Path
 from typing import Any
 
 import treeseek
-from treeseek.eval.datasets import Instance, load_instances
+from treeseek.eval.datasets import Instance, load_instances, load_path_lists
 from treeseek.eval.metrics import score
-from treeseek.eval.universes import UniverseKind, eval_tree_name, layers_of
+from treeseek.eval.universes import PathUniverse, UniverseKind, eval_tree_name, layers_of
 from treeseek.index.run import default_hooks
 from treeseek.llm.base import Navigator, Usage
 from treeseek.search.base import QueryOptions
@@ -139,7 +142,7 @@ def answer(
     t0, cpu0 = time.perf_counter(), _cpu_seconds()
     try:
         with treeseek.open(db_file, create=False) as db:
-            tree = db.trees()[0]
+            tree = _tree(db, inst, args)
             result = run_query(db.store, tree, inst.query, _options(row, args), nav)
         item = Done(inst.instance_id, [f.path for f in result.files], result.usage, 0.0)
     except Exception as exc:  # an error is a scored miss
@@ -151,6 +154,26 @@ def answer(
         with args.per_instance.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps({"row": row.name, **asdict(item)}) + "\n")
     return item
+
+
+def _tree(db: treeseek.Database, inst: Instance, args: argparse.Namespace) -> Any:
+    """The instance's tree: the only one of its per-commit database, or (``--trees``) its
+    path-only tree in the shared one."""
+    if args.trees is None:
+        return db.trees()[0]
+    name = eval_tree_name(UniverseKind.PATHS, inst.commit_key)
+    return next(t for t in db.trees() if t.name == name)
+
+
+def _path_trees(instances: list[Instance], args: argparse.Namespace) -> list[tuple[Instance, Path]]:
+    """The instances' path-only trees in ``--db``, built from ``--trees`` where missing."""
+    keys = [inst.commit_key for inst in instances]
+    universe = PathUniverse(load_path_lists(args.trees, set(keys)))
+    with treeseek.open(args.db) as db:
+        for built in universe.build(db, keys):
+            if not built.ok:
+                sys.exit(f"{built.key}: {built.error}")
+    return [(inst, args.db) for inst in instances]
 
 
 def _log(row: Row, item: Done, i: int, n: int) -> None:
@@ -337,6 +360,9 @@ def main() -> None:
         help="the index layers the per-commit databases were built with (their file names)",
     )
     ap.add_argument("--summarize", type=Path, help="the table of a --per-instance file, and exit")
+    ap.add_argument(
+        "--trees", type=Path, help="path listings: measure the path-only split (trees in --db)"
+    )
     args = ap.parse_args()
     if args.summarize:
         print(json.dumps(summarize(read_per_instance(args.summarize)), indent=1))
@@ -346,11 +372,13 @@ def main() -> None:
     for inst in load_instances(args.dataset):
         digest = eval_tree_name(UniverseKind.CONTENTS, inst.commit_key, args.layers)
         db_file = args.db.with_name(f"{args.db.stem}.{digest.removeprefix('eval-')}.db")
-        if db_file.is_file():
+        if args.trees is not None or db_file.is_file():
             instances.append((inst, db_file))
     random.Random(args.seed).shuffle(instances)
     instances = instances[: args.sample]
-    for _, db_file in instances:
+    if args.trees is not None:
+        instances = _path_trees([inst for inst, _ in instances], args)
+    for _, db_file in [] if args.trees is not None else instances:
         if not _schema_current(db_file):
             sys.exit(f"{db_file}: schema not current; opening it would migrate it")
     names = [r for r in args.rows.split(",") if r]
