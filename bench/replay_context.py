@@ -39,9 +39,12 @@ from treeseek.search.strategy import run_query
 BUDGETS = (2000, 4000, 8000, 16000)
 
 
-def _search(instances: list[Instance], universe: ContentsUniverse, db: Path) -> dict[str, Any]:
-    """Ranked hits and terms per instance (flat, k=10, no LLM: the eval's settings)."""
-    options = QueryOptions(strategy="flat", k=10, ranker=None, include_content=False)
+def _search(
+    instances: list[Instance], universe: ContentsUniverse, db: Path, k: int = 10
+) -> dict[str, Any]:
+    """Ranked hits and terms per instance (flat, k=10, no LLM: the eval's settings; a larger
+    ``k`` caches more candidate files, the first 10 in the same order)."""
+    options = QueryOptions(strategy="flat", k=k, ranker=None, include_content=False)
     navigator = navigator_from_spec("lexical")
     out: dict[str, Any] = {}
     for n, inst in enumerate(instances):
@@ -113,13 +116,14 @@ def main() -> None:
     ap.add_argument("--cache", type=Path, required=True)
     ap.add_argument("--out", type=Path)
     ap.add_argument("--limit", type=int)
+    ap.add_argument("--k", type=int, default=10, help="ranked files cached per query")
     args = ap.parse_args()
     instances = load_instances(args.dataset)[: args.limit]
     universe = ContentsUniverse(parse_repo_mappings(args.repo))
     if args.cache.is_file():
         cached: dict[str, Any] = pickle.loads(args.cache.read_bytes())
     else:
-        cached = _search(instances, universe, args.db)
+        cached = _search(instances, universe, args.db, args.k)
         args.cache.parent.mkdir(parents=True, exist_ok=True)
         args.cache.write_bytes(pickle.dumps(cached))
     started = time.perf_counter()

@@ -3,17 +3,28 @@ token counts, and the whole-file baseline; on a real indexed repository."""
 
 from __future__ import annotations
 
+import importlib
 import itertools
 from typing import Any
 
 import pytest
 
 from treeseek.context import TreeSource, plan, select, whole_files
-from treeseek.context.select import SYMBOL_MARGIN, WINDOW_LINES, chunk_scores, unit_priority
+from treeseek.context.select import (
+    MIN_CUT_TOKENS,
+    SYMBOL_MARGIN,
+    WINDOW_LINES,
+    Anchor,
+    Plan,
+    chunk_scores,
+    unit_priority,
+)
 from treeseek.context.source import ChunkRow
 from treeseek.database import Database
 from treeseek.llm.tokens import default_counter
 from treeseek.search.base import FileHit
+
+select_module = importlib.import_module("treeseek.context.select")
 
 RETRY = "payments/retry.py"
 INVOICE = "payments/invoice.py"
@@ -155,6 +166,47 @@ def test_places_of_the_best_file_fill_the_budget_before_the_next_file(shop: Data
     # ... and it comes first
     assert sel.spans[0].path == RETRY
     check_spans(shop, sel.spans, 16000)
+
+
+SYMBOL_QUESTION = "retry payment backoff delay, `add_line` leaves the invoice total wrong"
+
+
+def test_the_answers_best_symbol_is_a_place_even_in_a_lower_ranked_file(
+    shop: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = TreeSource(shop.store, "shop")
+    p = plan(source, [hit(RETRY), hit(INVOICE)], SYMBOL_QUESTION)
+    # the question names add_line: the symbol ranking puts it first, though its file is 2nd
+    assert p.symbols[0] == f"{INVOICE}::Invoice.add_line"
+    delay = f"{RETRY}::Backoff.delay"
+    assert [a.symbol for a in p.anchors[RETRY]][1] == "Backoff.delay"  # the best file's 2nd
+    sel = select(p, 400)
+    order = [(s.path, s.symbol, s.reason) for s in sel.spans]
+    # the symbol comes right after the best file's best place, before its second
+    assert order[1] == (INVOICE, f"{INVOICE}::Invoice.add_line", "symbol")
+    assert order.index((RETRY, delay, "bm25")) > 1
+    check_spans(shop, sel.spans, 400)
+    # without symbol places the second file's function waits for its own file's turn
+    monkeypatch.setattr(select_module, "SYMBOL_PLACES", 0)
+    paths = [s.path for s in select(p, 400).spans]
+    assert paths.index(INVOICE) > paths.index(RETRY) + 1
+
+
+def test_a_symbol_of_another_file_leaves_room_for_the_best_file(shop: Database) -> None:
+    source = TreeSource(shop.store, "shop")
+    # the best file's one place is a long function; the answer's best symbol is in the
+    # second file and, being short, ranks before it
+    long_one = Anchor(RETRY, 0, 28, 140, "chunk", "retry_payment")
+    p = Plan(source, [RETRY, INVOICE], {RETRY: [long_one], INVOICE: []}, {"ledger": 1.0})
+    p.symbols = [f"{INVOICE}::Invoice.add_line"]
+    assert select(p, 8000).spans[0].path == INVOICE
+    for budget in (60, 70, 80, 100, 150):
+        # at a small budget, add_line would leave the best file less than a cut's worth
+        # (MIN_CUT_TOKENS): the best file's cut comes first, add_line after it if it fits
+        sel = select(p, budget)
+        assert sel.spans and sel.spans[0].path == RETRY, budget
+        assert sel.spans[0].tokens >= min(budget, MIN_CUT_TOKENS) - 20, budget
+        check_spans(shop, sel.spans, budget)
 
 
 def test_query_with_a_budget_returns_spans_and_name_paths(shop: Database) -> None:

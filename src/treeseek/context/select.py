@@ -21,11 +21,16 @@ The steps (each a plain function, so an agent-facing layer can reuse them):
    place of the best file comes before the best place of the second file, its third after;
    the second file's second place after the third file's best: diversity across files
    without ten spans of one file, weighted to the best files), divided by the unit's size
-   in tokens ``** 0.25`` (of places ranked alike, the shorter first). A file gives up to
+   in tokens ``** 0.25`` (of places ranked alike, the shorter first). The answer's first
+   :data:`SYMBOL_PLACES` ranked symbols are places too, the ``g``-th with the priority of
+   the best file's ``g``-th place (:func:`symbol_units`: a function the symbol ranking puts
+   first is taken early even when its file ranks lower). A file gives up to
    :data:`CHUNKS_PER_FILE` BM25 anchors, so a large budget is filled with more of the ranked
    files rather than left unused. A unit costs the tokens of its lines not yet taken; a unit
    that does not fit is cut to a window around its hottest line when its file is not
    represented yet (so the best file always is) or enough budget is left; else skipped.
+   Until the best file has a span, the other files leave :data:`MIN_CUT_TOKENS` of the
+   budget for it.
    Lines of one file that overlap or touch merge into one span.
 4. **Exact count**: each span's text is counted as a whole; the sum never exceeds the budget
    (spans are trimmed from the lowest priority up if it would).
@@ -64,6 +69,9 @@ CHUNKS_PER_FILE = 40
 FILE_DECAY = 1.5
 #: a unit's priority is divided by its size in tokens to this power (see :func:`unit_priority`)
 SIZE_DECAY = 0.25
+#: the answer's best-ranked symbols (:mod:`~treeseek.context.symbol_rank`) that are also
+#: places of their own (see :func:`symbol_units`)
+SYMBOL_PLACES = 10
 #: lines of margin around a whole symbol
 SYMBOL_MARGIN = 5
 #: lines of a window cut around an anchor's hottest line
@@ -612,17 +620,42 @@ def units(p: Plan, costs: _Costs, cap: int) -> list[Unit]:
             u = _unit(p, costs, head, cap, 0.0)
             if u is not None:
                 out.append(_ranked(costs, u, len(anchors)))
+    out += symbol_units(p, costs, cap)
     out.sort(key=lambda u: -u.priority)  # stable: file order, then anchor order
+    return out
+
+
+def symbol_units(p: Plan, costs: _Costs, cap: int) -> list[Unit]:
+    """Units of the answer's first :data:`SYMBOL_PLACES` ranked symbols, the ``g``-th
+    (0-based) with the priority of the best file's ``g``-th place, ``1 / (1 + g)`` divided by
+    its size ``** SIZE_DECAY``: the symbol ranking reads the question's identifiers and each
+    symbol's own chunks across the files with a gentler file prior than the places, so a
+    function of the second or third file that it puts first is taken as early as the best
+    file's best place. A symbol whose lines are already taken costs nothing more."""
+    out: list[Unit] = []
+    rank_of = {path: i for i, path in enumerate(p.paths)}
+    for g, name in enumerate(p.symbols[:SYMBOL_PLACES]):
+        path, _, qname = name.partition("::")
+        rank = rank_of.get(path)
+        if rank is None or not qname:
+            continue
+        if qname not in p.qnames(path):
+            continue
+        u = _unit(p, costs, Anchor(path, rank, 0, 0, "symbol", qname), cap, 0.0)
+        if u is not None:
+            out.append(_ranked(costs, u, g, file_rank=0))
     return out
 
 
 # -- selection ---------------------------------------------------------------------------------
 
 
-def _ranked(costs: _Costs, u: Unit, anchor_rank: int) -> Unit:
-    """``u`` with the priority of its file's ``anchor_rank``-th place at its estimated size."""
+def _ranked(costs: _Costs, u: Unit, anchor_rank: int, file_rank: int | None = None) -> Unit:
+    """``u`` with the priority of its file's (or file ``file_rank``'s) ``anchor_rank``-th
+    place at its estimated size."""
     size = costs.estimate(u.path, u.start, u.end)
-    return dataclasses.replace(u, priority=unit_priority(u.file_rank, anchor_rank, size))
+    rank = u.file_rank if file_rank is None else file_rank
+    return dataclasses.replace(u, priority=unit_priority(rank, anchor_rank, size))
 
 
 def unit_cap(budget: int) -> int:
@@ -640,6 +673,7 @@ def select(p: Plan, budget: int, counter: TokenCounter | None = None) -> Selecti
     taken: list[Unit] = []
     used = 0
     candidates = units(p, costs, cap)
+    best = p.paths[0] if p.paths else ""
     for u in candidates:
         lines = order.setdefault(u.path, {})
         new = [i for i in range(u.start, u.end + 1) if i not in lines]
@@ -648,15 +682,20 @@ def select(p: Plan, budget: int, counter: TokenCounter | None = None) -> Selecti
                 taken.append(u)  # already shown: still ranks its symbol
             continue
         cost = sum(costs.line(u.path, i) for i in new)
-        if used + cost > budget:
-            remaining = budget - used
+        # until the best file has a span, other files leave room for its cut (a symbol of
+        # another file can rank first: see symbol_units)
+        room = budget
+        if u.path != best and not order.get(best):
+            room = budget - MIN_CUT_TOKENS
+        if used + cost > room:
+            remaining = room - used
             # cut to fit: the best file always, another file when enough budget is left
             if remaining < MIN_CUT_TOKENS and (lines or u.file_rank > 0):
                 continue
             s, e = _window(p, costs, u.path, u.start, u.end, u.focus, remaining)
             new = [i for i in range(s, e + 1) if i not in lines]
             cost = sum(costs.line(u.path, i) for i in new)
-            if not new or used + cost > budget:
+            if not new or used + cost > room:
                 continue
             u = dataclasses.replace(u, start=s, end=e)
         for i in new:
