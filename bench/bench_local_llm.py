@@ -353,6 +353,12 @@ def main() -> None:
         action="store_true",
         help="skip the instances every row already answered in the --per-instance file",
     )
+    ap.add_argument(
+        "--reverse",
+        action="store_true",
+        help="answer the sample from its last instance (a second process resuming a copy of the"
+        " --per-instance file from the other end; the summary counts an instance once)",
+    )
     ap.add_argument("--out", type=Path)
     ap.add_argument(
         "--layers",
@@ -388,6 +394,8 @@ def main() -> None:
             *({d.instance_id for d in earlier.get(n, [])} for n in names or [""])
         )
         instances = [(i, f) for i, f in instances if i.instance_id not in answered]
+    if args.reverse:
+        instances.reverse()
         print(f"resuming: {len(answered)} answered, {len(instances)} to go", file=sys.stderr)
     report: dict[str, Any] = {"model": args.model, "sample": len(instances), "seed": args.seed}
     if args.speed:
