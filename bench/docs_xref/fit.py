@@ -17,9 +17,18 @@ section, its document, its best child...), and the weights printed are those of
 :data:`~treeseek.search.document.ranking.VECTOR_WEIGHTS`; the lexical features' CV is printed
 first, on the same questions, for comparison.
 
-Needs SciPy (L-BFGS), which treeseek does not depend on: it comes with the ``vectors`` extra's
-dependencies, or ``pip install scipy``. Only this fitting script uses it; the fitted weights are
-a constant in the package.
+With ``--trees``, boosted regression trees are fitted on top of the linear score (a stacked
+model, :mod:`treeseek.search.document.trees`): scikit-learn's histogram gradient boosting with a
+binary gold-or-not loss over the features and the linear score (of weights fitted on the same
+questions), added to the linear score with weight ``TREE_WEIGHT``; the script prints the CV of
+the linear score alone and of the stacked one (inside each fold both the weights and the trees
+are fitted on the other folds), and ``--write`` replaces the named model (``lexical``, or
+``vectors`` with ``--vectors``) in the package's ``section_trees.json``.
+
+Needs SciPy (L-BFGS) and, for ``--trees``, scikit-learn, which treeseek does not depend on: both
+come with the ``vectors`` extra's dependencies, or ``pip install scipy scikit-learn``. Only this
+fitting script uses them; the fitted weights are a constant in the package, the trees a data
+file.
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ import argparse
 import json
 import zlib
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -42,6 +52,7 @@ from treeseek.llm.lexical import LexicalNavigator
 from treeseek.search.base import SearchContext
 from treeseek.search.document.ranking import SEMANTIC_FEATURES, WEIGHTS
 from treeseek.search.document.retriever import DocumentRetriever
+from treeseek.search.document.trees import LINEAR_COLUMN, MODEL_FILE, TREE_WEIGHT, BoostedTrees
 
 L2 = 1e-3
 FOLDS = 5
@@ -99,6 +110,97 @@ def cross_validated(items: list[Item], folds: list[int]) -> Array:
     return total / max(1, len(items))
 
 
+#: the boosting's settings (chosen on dev by 5-fold CV, bench/docs_xref/README.md)
+TREE_PARAMS: dict[str, Any] = {
+    "max_iter": 200,
+    "learning_rate": 0.05,
+    "max_leaf_nodes": 15,
+    "min_samples_leaf": 50,
+    "l2_regularization": 1.0,
+    "early_stopping": False,
+    "random_state": 0,
+}
+#: columns the trees' output may only grow with: more lexical or semantic evidence for the
+#: section itself never lowers its score. Unconstrained, the trees learned that the
+#: question's words in a section's title make it *less* likely the gold (the benchmark drops
+#: questions that name the gold's title verbatim, a rule of its construction, not of
+#: questions), and ranked a section its title and text both match below its parent.
+MONOTONE = frozenset(
+    {
+        "subtree",
+        "log_subtree",
+        "own",
+        "subtree_rank",
+        "own_rank",
+        "document",
+        "title_coverage",
+        "labels",
+        "cosine",
+        LINEAR_COLUMN,
+    }
+)
+
+
+def fit_trees(items: list[Item], w: Array, names: list[str]) -> tuple[BoostedTrees, dict[str, Any]]:
+    """Trees over the features and the linear score ``features @ w``, fitted as a gold-or-not
+    classifier on every candidate of ``items``: as :class:`BoostedTrees` (whose output is
+    checked against scikit-learn's own) and as ``section_trees.json`` stores them."""
+    from sklearn.ensemble import HistGradientBoostingClassifier  # type: ignore[import-untyped]
+
+    usable = [it for it in items if len(it[0])]
+    x = np.vstack([f for _, f, _ in usable])
+    x = np.hstack([x, (x @ w)[:, None]])
+    y = np.concatenate([g for _, _, g in usable])
+    monotone = [int(name in MONOTONE) for name in [*names, LINEAR_COLUMN]]
+    model = HistGradientBoostingClassifier(**TREE_PARAMS, monotonic_cst=monotone).fit(x, y)
+    trees = []
+    for (predictor,) in model._predictors:
+        nodes = predictor.nodes
+        trees.append(
+            {
+                "feature": [int(v) for v in nodes["feature_idx"]],
+                "threshold": [float(v) for v in nodes["num_threshold"]],
+                "left": [int(v) for v in nodes["left"]],
+                "right": [int(v) for v in nodes["right"]],
+                "value": [float(v) for v in nodes["value"]],
+                "leaf": [bool(v) for v in nodes["is_leaf"]],
+            }
+        )
+    data = {
+        "features": [*names, LINEAR_COLUMN],
+        "baseline": float(np.ravel(model._baseline_prediction)[0]),
+        "trees": trees,
+    }
+    ours = BoostedTrees.from_json(data)
+    gap = float(np.abs(ours.predict(x) - model.decision_function(x)).max())
+    if gap > 1e-9:
+        raise SystemExit(f"exported trees differ from scikit-learn's by {gap}")
+    return ours, data
+
+
+def stacked(items: list[Item], w: Array, trees: BoostedTrees) -> list[Item]:
+    """``items`` with one feature column, the stacked score (weight 1 scores by it)."""
+    out: list[Item] = []
+    for paths, feats, gold in items:
+        linear = feats @ w
+        score = linear + TREE_WEIGHT * trees.predict(np.hstack([feats, linear[:, None]]))
+        out.append((paths, score[:, None], gold))
+    return out
+
+
+def cross_validated_trees(items: list[Item], folds: list[int], names: list[str]) -> Array:
+    """The stacked model's recall@1/@5 and MRR, each fold scored by weights and trees fitted
+    on the others."""
+    total = np.zeros(3)
+    for k in range(FOLDS):
+        train = [it for it, f in zip(items, folds, strict=True) if f != k]
+        w = fit(train)
+        trees, _ = fit_trees(train, w, names)
+        held = [it for it, f in zip(items, folds, strict=True) if f == k]
+        total += np.array(scored(stacked(held, w, trees), np.ones(1))) * len(held)
+    return total / max(1, len(items))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("docs", type=Path)
@@ -106,6 +208,8 @@ def main() -> None:
     ap.add_argument("--db", type=Path, required=True)
     ap.add_argument("--name", default="docs")
     ap.add_argument("--vectors", default=None, help="embedder of the section vectors (minilm)")
+    ap.add_argument("--trees", action="store_true", help="also fit the stacked trees")
+    ap.add_argument("--write", action="store_true", help="with --trees: write the package file")
     args = ap.parse_args()
     qs = [json.loads(x) for x in args.questions.read_text().splitlines() if x.strip()]
     qs = [q for q in qs if q["split"] == "dev"]
@@ -153,6 +257,18 @@ def main() -> None:
     for name, value in zip(names, w, strict=True):
         print(f'    "{name}": {value:.4f},')
     print("}")
+    if args.trees:
+        cv = cross_validated_trees(items, folds, names)
+        print(f"+ trees x {TREE_WEIGHT}, CV: R@1 {cv[0]:.3f} R@5 {cv[1]:.3f} MRR {cv[2]:.3f}")
+        trees, data = fit_trees(items, w, names)
+        r1, r5, mrr = scored(stacked(items, w, trees), np.ones(1))
+        print(f"+ trees, fit on all dev: R@1 {r1:.3f} R@5 {r5:.3f} MRR {mrr:.3f}")
+        if args.write:
+            target = Path(treeseek.__file__).parent / "search" / "document" / MODEL_FILE
+            stored = json.loads(target.read_text()) if target.exists() else {"models": {}}
+            stored["models"]["vectors" if args.vectors else "lexical"] = data
+            target.write_text(json.dumps(stored, separators=(",", ":")) + "\n")
+            print(f"wrote {target}")
 
 
 if __name__ == "__main__":

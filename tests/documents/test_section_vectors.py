@@ -18,8 +18,14 @@ from treeseek.index.code_hook import CodeIndexHook
 from treeseek.index.section_vectors import SECTION_KIND, section_text, title_path_words
 from treeseek.llm.lexical import LexicalNavigator
 from treeseek.search.base import QueryOptions, SearchContext
-from treeseek.search.document.ranking import SEMANTIC_FEATURES, VECTOR_WEIGHTS, WEIGHTS
+from treeseek.search.document.ranking import (
+    SEMANTIC_FEATURES,
+    VECTOR_WEIGHTS,
+    WEIGHTS,
+    stacked_trees,
+)
 from treeseek.search.document.retriever import DocumentRetriever
+from treeseek.search.document.trees import TREE_WEIGHT
 from treeseek.store.base import Store
 from treeseek.store.code_base import VectorKey
 
@@ -161,24 +167,34 @@ def test_vectors_change_the_ranking_only_when_the_tree_has_them(tmp_path: Path) 
         vec.index(root, name="docs", documents=True)
         # not asked for: the lexical ranking, whatever the tree holds
         assert _ranked(vec, "docs", embedder, None) == lexical
-        semantic = [p for p, _ in _ranked(vec, "docs", embedder, "hashing")]
-    order = [p for p, _ in lexical]
-    assert order.index(SERIALIZERS) > order.index("notes.md/1-notes")
-    assert semantic.index(SERIALIZERS) < semantic.index("notes.md/1-notes")
+        semantic = _ranked(vec, "docs", embedder, "hashing")
+    assert semantic != lexical
+
+    def gap(ranked: list[tuple[str, float | None]]) -> float:
+        """How far the serializers section trails the notes' top section."""
+        score = {p: s or 0.0 for p, s in ranked}
+        return score["notes.md/1-notes"] - score[SERIALIZERS]
+
+    # lexically the serializers trail; the cosine lifts the section it matches (the gap halves)
+    assert gap(lexical) > 0
+    assert gap(semantic) < 0.5 * gap(lexical)
 
 
 def test_the_vector_weights_extend_the_lexical_ones() -> None:
     assert list(VECTOR_WEIGHTS) == [*WEIGHTS, *SEMANTIC_FEATURES]
 
 
-def test_the_lexical_scores_are_the_lexical_weights(tmp_path: Path) -> None:
+def test_the_lexical_scores_are_the_lexical_weights_and_trees(tmp_path: Path) -> None:
     with treeseek.open(tmp_path / "t.db", hooks=[]) as db:
         db.index(_docs(tmp_path / "docs"), name="docs", documents=True)
         ctx = SearchContext(db.store, db.tree("docs"), LexicalNavigator(), caches=db.caches)
         corpus = DocumentRetriever().corpus(ctx)
         paths, features = corpus.candidate_features(QUESTION)
         assert features.shape[1] == len(WEIGHTS)
-        want = dict(zip(paths, features @ np.array(list(WEIGHTS.values())), strict=True))
+        linear = features @ np.array(list(WEIGHTS.values()))
+        refined = stacked_trees("lexical").predict(np.hstack([features, linear[:, None]]))
+        want = dict(zip(paths, linear + TREE_WEIGHT * refined, strict=True))
         got = dict(corpus.rank(QUESTION))
         assert got.keys() == want.keys()
         assert all(got[p] == pytest.approx(want[p]) for p in got)
+        assert not np.allclose(refined, refined[0])  # the trees do tell candidates apart

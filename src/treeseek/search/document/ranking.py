@@ -33,6 +33,14 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from treeseek.errors import ConfigError
+from treeseek.search.document.trees import (
+    LINEAR_COLUMN,
+    TREE_WEIGHT,
+    BoostedTrees,
+    section_trees,
+)
+
 #: sections read from the subtree and own-text BM25 rankings as candidates
 SUBTREE_DEPTH = 300
 OWN_DEPTH = 100
@@ -139,9 +147,24 @@ def score_candidates(
     """The candidates (section indices) and their scores, for a question whose terms (known
     to the tree) have the IDFs ``idf`` and whose BM25 over every section's subtree and own text
     are ``subtree`` and ``own``; with ``semantic`` (a tree with section vectors) scored by
-    :data:`VECTOR_WEIGHTS`, else by :data:`WEIGHTS`."""
+    :data:`VECTOR_WEIGHTS`, else by :data:`WEIGHTS`, each refined by its boosted trees
+    (:mod:`~treeseek.search.document.trees`: the linear score plus :data:`TREE_WEIGHT` times
+    the trees' output over the features and the linear score)."""
     candidates, features = candidate_features(facts, idf, subtree, own, semantic)
-    return candidates, features @ (_W if semantic is None else _VW)
+    linear = features @ (_W if semantic is None else _VW)
+    trees = stacked_trees("lexical" if semantic is None else "vectors")
+    refined = trees.predict(np.hstack([features, linear[:, None]]))
+    return candidates, linear + TREE_WEIGHT * refined
+
+
+def stacked_trees(name: str) -> BoostedTrees:
+    """The packaged trees ``name`` (``lexical`` or ``vectors``), checked to read the features
+    of :data:`WEIGHTS` (or :data:`VECTOR_WEIGHTS`) and then the linear score."""
+    expected = (*(WEIGHTS if name == "lexical" else VECTOR_WEIGHTS), LINEAR_COLUMN)
+    trees = section_trees().get(name)
+    if trees is None or trees.features != expected:
+        raise ConfigError(f"section trees: no {name!r} model over this scorer's features")
+    return trees
 
 
 def candidate_features(
