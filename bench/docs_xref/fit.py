@@ -122,9 +122,11 @@ TREE_PARAMS: dict[str, Any] = {
 }
 #: columns the trees' output may only grow with: more lexical or semantic evidence for the
 #: section itself never lowers its score. Unconstrained, the trees learned that the
-#: question's words in a section's title make it *less* likely the gold (the benchmark drops
-#: questions that name the gold's title verbatim, a rule of its construction, not of
-#: questions), and ranked a section its title and text both match below its parent.
+#: question's words in a section's title (and in its document's path, which often repeats the
+#: title) make it *less* likely the gold: the benchmark drops questions that name the gold's
+#: title verbatim, a rule of its construction, not of questions. They then ranked a section
+#: its title and text both match below its parent, and a document named by the question's
+#: words below an unnamed one with the same text.
 MONOTONE = frozenset(
     {
         "subtree",
@@ -133,8 +135,11 @@ MONOTONE = frozenset(
         "subtree_rank",
         "own_rank",
         "document",
+        "document_coverage",
         "title_coverage",
         "labels",
+        "path",
+        "top_path",
         "cosine",
         LINEAR_COLUMN,
     }
