@@ -93,3 +93,9 @@ def test_the_packaged_models_read_the_scorers_features_then_the_linear_score() -
 def test_a_model_over_other_features_is_refused() -> None:
     with pytest.raises(ConfigError, match="no 'other' model"):
         stacked_trees("other")
+
+
+def test_a_leafs_stored_feature_is_never_read() -> None:
+    tree = {**_stump(0, 0.0, 1.0, 2.0), "feature": [0, 7, -3]}  # leaves: any value
+    model = BoostedTrees.from_trees(["a"], 0.0, [tree])
+    assert model.predict(np.array([[-1.0], [1.0]])).tolist() == [1.0, 2.0]

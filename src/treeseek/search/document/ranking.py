@@ -1,4 +1,5 @@
-"""The flat ranking of a document tree's sections: a linear scorer over lexical features.
+"""The flat ranking of a document tree's sections: a linear scorer over lexical features,
+refined by boosted trees (:mod:`~treeseek.search.document.trees`).
 
 Candidates are the :data:`SUBTREE_DEPTH` best sections by subtree BM25 and the
 :data:`OWN_DEPTH` best by own-text BM25 (release notes' scores scaled by

@@ -96,6 +96,9 @@ class BoostedTrees:
             roots.append(base)
             for k in fields:
                 fields[k].extend(tree[k])
+            for i in range(n):  # a leaf's feature is never read for its value: make it valid
+                if tree["leaf"][i]:
+                    fields["feature"][base + i] = 0
             for i in range(n):
                 if tree["leaf"][i]:
                     left.append(base + i)
