@@ -96,22 +96,23 @@ class BoostedTrees:
             roots.append(base)
             for k in fields:
                 fields[k].extend(tree[k])
-            for i in range(n):  # a leaf's feature is never read for its value: make it valid
-                if tree["leaf"][i]:
-                    fields["feature"][base + i] = 0
+            level = [0] * n  # each node's depth: children follow their parent (checked)
             for i in range(n):
                 if tree["leaf"][i]:
+                    fields["feature"][base + i] = 0  # never read for a value: make it valid
                     left.append(base + i)
                     right.append(base + i)
                     continue
                 kids = (int(tree["left"][i]), int(tree["right"][i]))
-                if not all(i < c < n for c in kids):  # children follow their parent
+                if not all(i < c < n for c in kids):
                     raise ConfigError(f"section trees: tree {t} node {i} has a bad child")
                 if not 0 <= int(tree["feature"][i]) < len(features):
                     raise ConfigError(f"section trees: tree {t} node {i} tests no column")
                 left.append(base + kids[0])
                 right.append(base + kids[1])
-            depth = max(depth, _depth(tree))
+                for c in kids:
+                    level[c] = level[i] + 1
+            depth = max(depth, *level)
         return cls(
             features=tuple(features),
             baseline=float(baseline),
@@ -131,16 +132,6 @@ class BoostedTrees:
             return cls.from_trees(data["features"], float(data["baseline"]), data["trees"])
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"section trees: malformed model ({exc!r})") from exc
-
-
-def _depth(tree: Mapping[str, Sequence[Any]]) -> int:
-    """The longest root-to-leaf path (children always follow their parent, checked)."""
-    depth = [0] * len(tree["leaf"])
-    for i in range(len(depth)):
-        if not tree["leaf"][i]:
-            for c in (int(tree["left"][i]), int(tree["right"][i])):
-                depth[c] = depth[i] + 1
-    return max(depth)
 
 
 @cache
