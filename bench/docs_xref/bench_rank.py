@@ -1,9 +1,11 @@
 """What the boosted trees add to a flat section query: medians, in one process.
 
-For each question (the benchmark's dev split, or ``--limit`` of them), alternating, the two
-scorings of the same candidates: the linear score alone (the features, then one dot product)
-and the shipped one (the same plus the trees), after one warm-up pass; prints the medians and
-the added time. The features are computed in both, so the difference is the trees.
+For each question (the benchmark's dev split, or ``--limit`` of them), alternating, three
+scorings of the same candidates: the linear score alone (the features, then one dot product),
+the trees over every candidate, and the shipped one for a query of ``--k`` sections (the
+trees over the linear scorer's best ``refined_candidates(k)`` only), after one warm-up pass;
+prints the medians, the time the trees add each way, and how many questions' first ``--k``
+differ between the two. The features are computed in all, so the differences are the trees.
 
     python bench/docs_xref/bench_rank.py DOCS --questions Q.jsonl --db x.db [--limit 200]
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import time
 from pathlib import Path
@@ -21,7 +24,7 @@ import numpy as np
 import treeseek
 from treeseek.llm.lexical import LexicalNavigator
 from treeseek.search.base import SearchContext
-from treeseek.search.document.ranking import WEIGHTS
+from treeseek.search.document.ranking import WEIGHTS, refined_candidates
 from treeseek.search.document.retriever import DocumentRetriever
 
 
@@ -32,6 +35,7 @@ def main() -> None:
     ap.add_argument("--db", type=Path, required=True)
     ap.add_argument("--name", default="docs")
     ap.add_argument("--limit", type=int, default=200)
+    ap.add_argument("--k", type=int, default=10)
     args = ap.parse_args()
     qs = [json.loads(x) for x in args.questions.read_text().splitlines() if x.strip()]
     questions = [q["question"] for q in qs if q["split"] == "dev"][: args.limit]
@@ -45,22 +49,31 @@ def main() -> None:
             _, features = corpus.candidate_features(q)
             features @ weights
 
-        def shipped(q: str) -> None:
+        refined = refined_candidates(args.k)
+
+        def every(q: str) -> None:
             corpus.rank(q)
 
-        for q in questions:  # warm-up
+        def shipped(q: str) -> None:
+            corpus.rank(q, refined=refined)
+
+        runs = (("linear", linear), ("every", every), ("shipped", shipped))
+        differ = 0
+        for q in questions:  # warm-up, and the answers compared
             linear(q)
-            shipped(q)
-        times: dict[str, list[float]] = {"linear": [], "shipped": []}
+            differ += corpus.rank(q)[: args.k] != corpus.rank(q, refined=refined)[: args.k]
+        times: dict[str, list[float]] = {name: [] for name, _ in runs}
         for q in questions:
-            for name, run in (("linear", linear), ("shipped", shipped)):
+            for name, run in runs:
                 started = time.perf_counter()
                 run(q)
                 times[name].append(time.perf_counter() - started)
     med = {k: statistics.median(v) * 1000 for k, v in times.items()}
     print(
-        f"{len(questions)} questions, median ms: linear {med['linear']:.2f}, "
-        f"with trees {med['shipped']:.2f}, added {med['shipped'] - med['linear']:.2f}"
+        f"{len(questions)} questions, median ms: linear {med['linear']:.2f}, trees on every"
+        f" candidate {med['every']:.2f} (+{med['every'] - med['linear']:.2f}), on the best"
+        f" {refined} (k={args.k}) {med['shipped']:.2f} (+{med['shipped'] - med['linear']:.2f});"
+        f" first {args.k} differ for {differ}; load {os.getloadavg()[0]:.1f}"
     )
 
 

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import ast
+import shutil
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+from treeseek.database import Database
 from treeseek.errors import ConfigError
+from treeseek.llm.lexical import LexicalNavigator
+from treeseek.search.base import SearchContext
 from treeseek.search.document.ranking import VECTOR_WEIGHTS, WEIGHTS, stacked_trees
+from treeseek.search.document.retriever import DocumentRetriever
 from treeseek.search.document.trees import LINEAR_COLUMN, BoostedTrees, section_trees
 
 
@@ -99,3 +106,57 @@ def test_a_leafs_stored_feature_is_never_read() -> None:
     tree = {**_stump(0, 0.0, 1.0, 2.0), "feature": [0, 7, -3]}  # leaves: any value
     model = BoostedTrees.from_trees(["a"], 0.0, [tree])
     assert model.predict(np.array([[-1.0], [1.0]])).tolist() == [1.0, 2.0]
+
+
+REPO = Path(__file__).resolve().parents[2]
+QUESTIONS = (
+    "how are vectors cached by a PostgreSQL reader",
+    "budgeted answers for a token budget",
+    "flat retrieval with BM25 over files",
+    "an offline LLM navigator and rerank",
+    "MCP server tools for agents",
+    "how the tree is stored in SQLite",
+    "boosted trees refine the section scorer",
+    "advisory lock serializes two writers of one tree",
+)
+
+
+def test_the_trees_on_the_linear_best_keep_the_full_order_where_it_comes_from_them(
+    database: Database, tmp_path: Path
+) -> None:
+    """Scoring the trees only on the linear scorer's best N: the first N are those, in the
+    full scoring's order (same scores), so every prefix of the full ranking made of them is
+    the cut ranking's prefix; the others follow in linear order; N at least the candidates is
+    the full ranking."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    shutil.copy(REPO / "README.md", root / "README.md")
+    for package in sorted(p for p in (REPO / "src" / "treeseek").iterdir() if p.is_dir()):
+        sections = [f"# {package.name}\n"]  # a page per package, a section per module
+        for module in sorted(package.rglob("*.py")):
+            doc = ast.get_docstring(ast.parse(module.read_text()))
+            if doc:
+                sections.append(f"## {module.stem}\n\n{doc}\n")
+        (root / f"{package.name}.md").write_text("\n".join(sections))
+    database.index(root, name="docs", documents=True)
+    ctx = SearchContext(database.store, database.tree("docs"), LexicalNavigator())
+    corpus = DocumentRetriever().corpus(ctx)
+    weights = np.array(list(WEIGHTS.values()))
+    agreed = []
+    for question in QUESTIONS:
+        full = corpus.rank(question)
+        paths, features = corpus.candidate_features(question)
+        linear = dict(zip(paths, features @ weights, strict=True))
+        assert len(full) == len(paths) > 40
+        assert corpus.rank(question, refined=len(full)) == full
+        for n in (5, 20):
+            cut = corpus.rank(question, refined=n)
+            best = {paths[i] for i in np.argsort(-features @ weights, kind="stable")[:n]}
+            assert [p for p, _ in cut[:n]] == [p for p, _ in full if p in best]
+            assert [s for _, s in cut[:n]] == [s for p, s in full if p in best]
+            rest = [linear[p] for p, _ in cut[n:]]
+            assert rest == sorted(rest, reverse=True)
+            prefix = next((i for i, (p, _) in enumerate(full) if p not in best), len(full))
+            assert cut[:prefix] == full[:prefix]
+            agreed.append(prefix)
+    assert max(agreed) >= 5  # the fixture has prefixes to agree on

@@ -249,8 +249,9 @@ def test_vectors_live_in_pgvector_and_their_changes_are_logged(
 ) -> None:
     """Vectors are a pgvector column without an index (search is exact: a tree's vectors
     are scored in the process); a database of schema 4 loses its HNSW index at migration 5;
-    every transaction that changes vectors of a (model, kind) leaves one row in
-    ``code_vector_changes``, and a rolled back one none."""
+    every transaction that changes vectors of a (model, kind) counts one in
+    ``code_vector_changes`` (a row each, folded by the next writer of the (model, kind)
+    into its own row: migration 6), and a rolled back one none."""
     url = postgres_url()
     old = PostgresStore(url, migrations=POSTGRES_MIGRATIONS[:4])
     rng = np.random.default_rng(7)
@@ -270,10 +271,10 @@ def test_vectors_live_in_pgvector_and_their_changes_are_logged(
         old.close()
     store = PostgresStore(url)
 
-    def changes() -> list[tuple[str, str]]:
+    def changes() -> list[tuple[str, str, int]]:
         with store._connection() as conn:
-            rows = conn.execute("SELECT model, kind FROM code_vector_changes ORDER BY xid")
-            return [(str(m), str(k)) for m, k in rows]
+            rows = conn.execute("SELECT model, kind, n FROM code_vector_changes ORDER BY xid")
+            return [(str(m), str(k), int(n)) for m, k, n in rows]
 
     try:
         got = store.code().vectors("m", "file", hashes)
@@ -290,19 +291,23 @@ def test_vectors_live_in_pgvector_and_their_changes_are_logged(
                 )
             ]
         assert indexes and not any("hnsw" in i for i in indexes), indexes
-        assert changes() == [("m", "file")]  # the vectors written before: one change
-        with store.write_tree("t") as writer:  # two statements, two kinds: one row each
+        assert changes() == [("m", "file", 1)]  # the vectors written before: one change
+        with store.write_tree("t") as writer:  # statements of two kinds: a row each
             writer.code().put_vectors("m", "file", [(hashes[0], vecs[1])])
             writer.code().put_vectors("m", "outline", [(hashes[0], vecs[1])])
             writer.code().put_vectors("m", "file", [(hashes[1], vecs[2])])
-        assert sorted(changes()[1:]) == [("m", "file"), ("m", "outline")]
+        # the earlier change of (m, file) folded into this transaction's row
+        assert sorted(changes()) == [("m", "file", 2), ("m", "outline", 1)]
         with pytest.raises(RuntimeError), store.write_tree("t") as writer:
             writer.code().put_vectors("m", "file", [(hashes[0], vecs[0])])
             raise RuntimeError("rolled back")
-        assert len(changes()) == 3
+        assert sorted(changes()) == [("m", "file", 2), ("m", "outline", 1)]
         with store._connection() as conn:
             conn.execute("DELETE FROM code_vectors WHERE kind = 'outline'")
-        assert changes()[3:] == [("m", "outline")]
+        assert sorted(changes()) == [("m", "file", 2), ("m", "outline", 2)]
+        with store._connection() as conn:
+            conn.execute("TRUNCATE code_vectors")
+        assert sorted(changes()) == [("m", "file", 3), ("m", "outline", 3)]
     finally:
         store.close()
 

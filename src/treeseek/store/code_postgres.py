@@ -596,14 +596,16 @@ class PostgresCodeStore:
         """The ``dim``-dimensional ``model``/``kind`` vectors of ``keys``, from the cache when
         it holds them as this read's snapshot sees them.
 
-        What the snapshot sees of the vectors is told by its *stamp*: the number of rows of
-        ``code_vector_changes`` for (model, kind) it sees, one per transaction that changed
-        such vectors, written by triggers in that transaction (PostgreSQL migration 5).
-        Snapshots see nested sets of committed transactions, so two snapshots that count as
-        many rows see the same ones, hence the same vectors: an entry read at another stamp
-        is stale. The stamp and the vectors are read in one ``REPEATABLE READ`` snapshot
-        (the caller's, or a transaction opened here); inside a transaction that may write
-        (a writer's) the vectors are read and scored without the cache."""
+        What the snapshot sees of the vectors is told by its *stamp*: the number of
+        transactions that changed such vectors it sees, the sum of ``n`` over the rows of
+        ``code_vector_changes`` for (model, kind) it sees, written by triggers in those
+        transactions (PostgreSQL migrations 5 and 6: a writer folds the committed rows into
+        its own, keeping their count, so the table stays small). Snapshots see nested sets of
+        committed transactions, so two snapshots that count as many see the same ones, hence
+        the same vectors: an entry read at another stamp is stale. The stamp and the vectors
+        are read in one ``REPEATABLE READ`` snapshot (the caller's, or a transaction opened
+        here); inside a transaction that may write (a writer's) the vectors are read and
+        scored without the cache."""
         import psycopg.pq
 
         cache = self._cache
@@ -615,7 +617,7 @@ class PostgresCodeStore:
                 if idle:
                     conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 row = conn.execute(
-                    "SELECT count(*), current_setting('transaction_read_only'),"
+                    "SELECT coalesce(sum(n), 0), current_setting('transaction_read_only'),"
                     " current_setting('transaction_isolation') FROM code_vector_changes"
                     " WHERE model = %s AND kind = %s",
                     (model, kind),

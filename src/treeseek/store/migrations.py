@@ -632,7 +632,8 @@ ALTER TABLE index_jobs ADD COLUMN heartbeat TIMESTAMPTZ NOT NULL DEFAULT now();
 #: transaction, so the rows a snapshot sees change exactly when the vectors it sees do (what
 #: keeps :mod:`treeseek.store.vector_cache` from serving a stale tree). Vectors written before
 #: count as one change; a TRUNCATE is a change of every logged (model, kind). Append only: a
-#: reader compares counts of these rows, so deleting one could make two versions count alike.
+#: reader compares counts of these rows, so deleting one could make two versions count alike
+#: (migration 6 folds the rows instead, each counting the transactions it stands for).
 _PG_V5_EXACT_VECTORS = r"""
 DO $$
 DECLARE
@@ -697,6 +698,80 @@ CREATE TRIGGER code_vectors_truncated AFTER TRUNCATE ON code_vectors
 FOR EACH STATEMENT EXECUTE FUNCTION code_vectors_log_all();
 """
 
+#: PostgreSQL migration 6: ``code_vector_changes`` stays small. A row stands for ``n``
+#: vector-changing transactions (before: one row, one transaction, forever: a shared index
+#: re-indexed on every push grew a row per re-index). The first change of a (model, kind) in a
+#: READ COMMITTED transaction folds every committed row of that (model, kind) that no other
+#: transaction holds into its own row (``DELETE`` of the rows it locks with ``SKIP LOCKED``,
+#: their ``n`` added to its own): after a re-index the (model, kind) has one row, plus one per
+#: concurrent writer. A reader's stamp is ``sum(n)`` over the rows its snapshot sees: the
+#: number of vector-changing transactions it sees, whether folded or not, because a fold
+#: commits at once (deleted rows and the row that counts them) and only folds rows its own
+#: statement saw committed, which every snapshot that sees the fold sees too; snapshots see
+#: nested sets of transactions, so equal sums mean the same set. A row is folded by one
+#: transaction only (the row lock; ``SKIP LOCKED``: a writer never waits for another). A
+#: REPEATABLE READ or SERIALIZABLE writer only adds its row (locking a row another
+#: transaction deleted would fail it). The rows of before each count as one change and are
+#: folded here, one row per (model, kind).
+_PG_V6_FOLDED_VECTOR_CHANGES = """
+ALTER TABLE code_vector_changes ADD COLUMN n BIGINT NOT NULL DEFAULT 1;
+
+WITH gone AS (DELETE FROM code_vector_changes RETURNING model, kind, n)
+INSERT INTO code_vector_changes(model, kind, xid, n)
+SELECT model, kind, pg_current_xact_id(), sum(n) FROM gone GROUP BY model, kind;
+
+CREATE FUNCTION code_vectors_log_change(m text, k text) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    me xid8 := pg_current_xact_id();
+BEGIN
+    IF EXISTS (
+        SELECT 1 FROM code_vector_changes WHERE model = m AND kind = k AND xid = me
+    ) THEN
+        RETURN;
+    END IF;
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        INSERT INTO code_vector_changes(model, kind, xid, n) VALUES (m, k, me, 1);
+        RETURN;
+    END IF;
+    WITH gone AS (
+        DELETE FROM code_vector_changes
+        WHERE (model, kind, xid) IN (
+            SELECT model, kind, xid FROM code_vector_changes
+            WHERE model = m AND kind = k AND xid <> me
+            FOR UPDATE SKIP LOCKED
+        )
+        RETURNING n
+    )
+    INSERT INTO code_vector_changes(model, kind, xid, n)
+    SELECT m, k, me, 1 + coalesce(sum(n), 0) FROM gone;
+END;
+$$;
+
+CREATE OR REPLACE FUNCTION code_vectors_log_new() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM code_vectors_log_change(model, kind)
+    FROM (SELECT DISTINCT model, kind FROM new_rows) AS c;
+    RETURN NULL;
+END;
+$$;
+
+CREATE OR REPLACE FUNCTION code_vectors_log_old() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM code_vectors_log_change(model, kind)
+    FROM (SELECT DISTINCT model, kind FROM old_rows) AS c;
+    RETURN NULL;
+END;
+$$;
+
+CREATE OR REPLACE FUNCTION code_vectors_log_all() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM code_vectors_log_change(model, kind)
+    FROM (SELECT DISTINCT model, kind FROM code_vector_changes) AS c;
+    RETURN NULL;
+END;
+$$;
+"""
+
 #: every PostgreSQL migration, in order; append only
 POSTGRES_MIGRATIONS: list[PostgresMigration] = [
     PostgresMigration(
@@ -723,6 +798,11 @@ POSTGRES_MIGRATIONS: list[PostgresMigration] = [
         version=5,
         description="exact vector search: HNSW indexes dropped, vector changes logged",
         sql=_PG_V5_EXACT_VECTORS,
+    ),
+    PostgresMigration(
+        version=6,
+        description="vector changes folded: one row per (model, kind) and concurrent writer",
+        sql=_PG_V6_FOLDED_VECTOR_CHANGES,
     ),
 ]
 

@@ -29,6 +29,7 @@ import math
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import numpy.typing as npt
@@ -216,11 +217,16 @@ class SectionCorpus:
             s = self.sections[path]
         return path
 
-    def rank(self, query: str, semantic: SemanticScores | None = None) -> list[tuple[str, float]]:
+    def rank(
+        self, query: str, semantic: SemanticScores | None = None, refined: int | None = None
+    ) -> list[tuple[str, float]]:
         """Sections for ``query``, best first (ties: document order), by the linear scorer of
         :mod:`~treeseek.search.document.ranking` over subtree and own-text BM25 (and, given
-        the question's ``semantic`` cosines to the tree's section vectors, over those too)."""
-        candidates, scores = self._scored(query, score_candidates, semantic)
+        the question's ``semantic`` cosines to the tree's section vectors, over those too),
+        refined by the boosted trees (only the linear scorer's best ``refined``, when given:
+        see :func:`~treeseek.search.document.ranking.score_candidates`)."""
+        how = score_candidates if refined is None else partial(score_candidates, refined=refined)
+        candidates, scores = self._scored(query, how, semantic)
         paths = list(self.sections)
         order = np.lexsort((candidates, -scores))
         return [(paths[candidates[i]], float(scores[i])) for i in order]

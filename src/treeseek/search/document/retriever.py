@@ -42,7 +42,7 @@ from treeseek.search.base import (
 )
 from treeseek.search.caches import Slot
 from treeseek.search.document.corpus import TITLE_REPEAT, SectionCorpus, SectionVectors, terms
-from treeseek.search.document.ranking import SemanticScores
+from treeseek.search.document.ranking import SemanticScores, refined_candidates
 from treeseek.search.document.view import DocumentView
 from treeseek.search.graph.collapsed import Surface, collapsed_tree_policy
 from treeseek.search.graph.traverse import DFLT_MAX_DEPTH, DFLT_NODE_BUDGET, traverse
@@ -229,7 +229,8 @@ class DocumentRetriever(Retriever):
             return self._tree_search(ctx, query, options, method, corpus)
         if method == "flat":
             semantic = self.semantic(ctx, query, options.vectors)
-            ranked = corpus.rank(query, semantic[0] if semantic else None)[: options.k]
+            refined = refined_candidates(options.k)
+            ranked = corpus.rank(query, semantic[0] if semantic else None, refined)[: options.k]
             ids = [(corpus.sections[p].node.id, p, score) for p, score in ranked]
             navigator = "none"
             stop = f"{len(ids)} sections ranked by BM25 (subtree + document)"
