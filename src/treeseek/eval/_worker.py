@@ -46,6 +46,9 @@ class RunSettings:
     #: token budgets at which each answer is also selected as line spans (and as whole files,
     #: the baseline) and scored at line and symbol level; () = file level only
     budgets: tuple[int, ...] = ()
+    #: flat: the embedder ("minilm") whose file vectors every tree is given and every query
+    #: fuses (as `treeseek index --vectors` / `treeseek query --vectors`); None = lexical
+    vectors: str | None = None
 
     def __post_init__(self) -> None:
         if not self.strategy:
@@ -56,7 +59,7 @@ class RunSettings:
         data = asdict(self)
         data["tiers"] = list(self.tiers)
         data["budgets"] = list(self.budgets)
-        for later in ("hints", "top_layer_tokens", "budgets"):
+        for later in ("hints", "top_layer_tokens", "budgets", "vectors"):
             if not data[later]:
                 del data[later]  # runs recorded before the option existed still resume
         return data
@@ -132,6 +135,7 @@ class Answerer:
             ranker=settings.ranker,
             hints=settings.hints,
             top_layer_tokens=settings.top_layer_tokens,
+            vectors=settings.vectors,
             include_content=False,  # scoring needs paths only
         )
 
@@ -195,7 +199,9 @@ class Answerer:
 
 def _trace_summary(result: Result) -> dict[str, Any]:
     rounds = result.trace.rounds
+    mode = result.trace.params.get("mode")  # flat: "hybrid" when vectors took part
     return {
+        **({"mode": mode} if mode else {}),
         "rounds": len(rounds),
         "blocks": sum(len(r.blocks) for r in rounds),
         "rankers": sorted({r.ranker for r in rounds if r.ranker}),

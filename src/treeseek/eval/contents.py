@@ -15,6 +15,15 @@ database is closed, so an interrupted build never leaves a file that looks compl
 named ``<eval db stem>.<sha1(contents:repo@commit|layers)[:12]>.db`` next to the eval
 database: opaque, like everything a retriever could see. Inside, the tree is always named
 :data:`CONTENTS_TREE` and its root is the same opaque hash.
+
+With ``vectors`` (an embedder's short name, ``treeseek eval run --vectors``) every tree gets
+the file vectors it lacks for that embedder the way ``treeseek index --vectors`` gives them: the
+commit is indexed again with the code index hook embedding (an unchanged tree re-reads nothing
+but its listing, and the hook embeds each file without a vector at its path). Vectors are not
+part of a file's name: they are added in place, so a run with vectors uses the trees a run
+without them built. Texts are embedded through one cache for the whole evaluation
+(``<eval db stem>.embed-cache.sqlite``, :mod:`treeseek.embed.cache`): a file whose outline an
+earlier commit embedded is not embedded again.
 """
 
 from __future__ import annotations
@@ -27,23 +36,33 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import treeseek
+from treeseek.embed.cache import CachedEmbedder, EmbeddingCache
 from treeseek.errors import ConfigError, TreeseekError
 from treeseek.eval.universes import (
     BuiltTree,
     CommitKey,
     UniverseKind,
+    VectorWork,
     build_error,
     commit_times,
     eval_tree_name,
     layers_of,
     nearest_commit,
 )
+from treeseek.index.code_hook import OUTLINE_KIND, CodeIndexHook
 from treeseek.index.run import IndexHook, default_hooks
 from treeseek.trees.git import GitTreeBuilder
 
 #: the name of the one tree in each per-commit database file
 CONTENTS_TREE = "eval"
 _SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
+#: the embedding cache's file name after the eval database's stem (not ``*.db``: it holds no tree)
+EMBED_CACHE_SUFFIX = ".embed-cache.sqlite"
+
+
+def embed_cache_path(db_path: Path) -> Path:
+    """The evaluation-wide embedding cache beside the eval database ``db_path``."""
+    return db_path.with_name(db_path.stem + EMBED_CACHE_SUFFIX)
 
 
 @contextlib.contextmanager
@@ -83,14 +102,39 @@ class ContentsUniverse:
         mirrors: Mapping[str, Path],
         related: Iterable[CommitKey] = (),
         hooks: Sequence[IndexHook] | None = None,
+        vectors: str | None = None,
     ) -> None:
         """``related``: other commits (e.g. every commit of the dataset file) whose files, if
         an earlier run built them, may serve as bases. ``hooks``: index layers (default: the
-        registered ones)."""
+        registered ones). ``vectors``: an embedder's short name (``minilm``); every tree gets
+        the file vectors it lacks for it (ConfigError at once when its package is missing)."""
         self._mirrors = dict(mirrors)
         self._related = list(dict.fromkeys(related))
         self._hooks: list[IndexHook] = default_hooks() if hooks is None else list(hooks)
         self._layers = layers_of(self._hooks)
+        self.vectors = vectors
+        if vectors is not None:
+            from treeseek.embed.neural import require_installed
+
+            require_installed(vectors)
+            if not any(isinstance(h, CodeIndexHook) for h in self._hooks):
+                raise ConfigError("--vectors needs the code index hook (it embeds the files)")
+
+    def _build_hooks(self, db_path: Path) -> tuple[list[IndexHook], CachedEmbedder | None]:
+        """The hooks a build indexes with: with ``vectors``, the code index hook embedding
+        through the evaluation's embedding cache (the same layers: file names do not change)."""
+        if self.vectors is None:
+            return self._hooks, None
+        from treeseek.embed.neural import load_embedder
+
+        embedder = CachedEmbedder(
+            load_embedder(self.vectors), EmbeddingCache(embed_cache_path(db_path)), OUTLINE_KIND
+        )
+        hooks = [
+            CodeIndexHook(embedder, workers=h.workers) if isinstance(h, CodeIndexHook) else h
+            for h in self._hooks
+        ]
+        return hooks, embedder
 
     def check(self, keys: Iterable[CommitKey]) -> None:
         repos = sorted({repo for repo, _ in keys})
@@ -119,10 +163,22 @@ class ContentsUniverse:
         by_repo: dict[str, list[str]] = {}
         for repo, commit in ordered:
             by_repo.setdefault(repo, []).append(commit)
-        for repo, commits in by_repo.items():
-            yield from self._build_repo(db_path, repo, commits)
+        hooks, embedder = self._build_hooks(db_path)
+        try:
+            for repo, commits in by_repo.items():
+                yield from self._build_repo(db_path, repo, commits, hooks, embedder)
+        finally:
+            if embedder is not None:
+                embedder.cache.close()
 
-    def _build_repo(self, db_path: Path, repo: str, commits: list[str]) -> Iterator[BuiltTree]:
+    def _build_repo(
+        self,
+        db_path: Path,
+        repo: str,
+        commits: list[str],
+        hooks: Sequence[IndexHook],
+        embedder: CachedEmbedder | None,
+    ) -> Iterator[BuiltTree]:
         git_dir = self._mirrors[repo]
 
         def file_of(commit: str) -> Path:
@@ -141,17 +197,47 @@ class ContentsUniverse:
         for commit in commits:
             if file_of(commit).is_file():
                 built.append(commit)
-                yield BuiltTree((repo, commit), CONTENTS_TREE, db_path=file_of(commit))
+                if embedder is None:
+                    yield BuiltTree((repo, commit), CONTENTS_TREE, db_path=file_of(commit))
+                else:
+                    yield self._add_vectors(git_dir, (repo, commit), file_of(commit), hooks)
             else:
                 pending.append(commit)
         # oldest first: each commit then usually has an already-built neighbour to copy
         for commit in sorted(pending, key=lambda c: (times[c], c)):
             base = nearest_commit(git_dir, commit, built, times)
             base_file = None if base is None else file_of(base)
-            tree = self._build_commit(git_dir, (repo, commit), file_of(commit), base_file)
+            tree = self._build_commit(git_dir, (repo, commit), file_of(commit), base_file, hooks)
             if tree.ok:
                 built.append(commit)
             yield tree
+
+    def _add_vectors(
+        self, git_dir: Path, key: CommitKey, target: Path, hooks: Sequence[IndexHook]
+    ) -> BuiltTree:
+        """Index a built commit's tree again with the embedding hook: it gets the vectors it
+        lacks (``treeseek index --vectors`` on an indexed tree); nothing else changes."""
+        started = time.perf_counter()
+        root = target.stem.rpartition(".")[2]
+        embedder = _embedder_of(hooks)
+        before = _work(embedder)
+        try:
+            with (
+                _build_lock(target),
+                GitTreeBuilder(git_dir, key[1], root=f"eval-{root}") as builder,
+                treeseek.open(target, hooks=hooks) as db,
+            ):
+                report = db.index(builder, name=CONTENTS_TREE)
+        except (TreeseekError, OSError) as exc:
+            return BuiltTree(key, CONTENTS_TREE, error=build_error(exc), db_path=target)
+        return BuiltTree(
+            key,
+            CONTENTS_TREE,
+            report,
+            seconds=time.perf_counter() - started,
+            db_path=target,
+            vectors=_work(embedder).minus(before),
+        )
 
     def _build_commit(
         self,
@@ -159,13 +245,17 @@ class ContentsUniverse:
         key: CommitKey,
         target: Path,
         base_file: Path | None,
+        hooks: Sequence[IndexHook],
     ) -> BuiltTree:
         """Copy ``base_file`` (if any) and re-index the copy at the commit of ``key``; a
-        commit another process finished building meanwhile is taken as built."""
+        commit another process finished building meanwhile is taken as built (and, with
+        vectors, given those it lacks)."""
         with _build_lock(target):
-            if target.is_file():
-                return BuiltTree(key, CONTENTS_TREE, db_path=target)
-            return self._build_commit_locked(key, target, base_file, git_dir)
+            if not target.is_file():
+                return self._build_commit_locked(key, target, base_file, git_dir, hooks)
+        if _embedder_of(hooks) is not None:
+            return self._add_vectors(git_dir, key, target, hooks)
+        return BuiltTree(key, CONTENTS_TREE, db_path=target)
 
     def _build_commit_locked(
         self,
@@ -173,17 +263,20 @@ class ContentsUniverse:
         target: Path,
         base_file: Path | None,
         git_dir: Path,
+        hooks: Sequence[IndexHook],
     ) -> BuiltTree:
         partial = target.with_name(target.name + ".partial")
         _remove_database(partial)
         started = time.perf_counter()
         root = target.stem.rpartition(".")[2]
+        embedder = _embedder_of(hooks)
+        before = _work(embedder)
         try:
             if base_file is not None:
                 shutil.copyfile(base_file, partial)
             with (
                 GitTreeBuilder(git_dir, key[1], root=f"eval-{root}") as builder,
-                treeseek.open(partial, hooks=self._hooks) as db,
+                treeseek.open(partial, hooks=hooks) as db,
             ):
                 report = db.index(builder, name=CONTENTS_TREE)
             for suffix in _SQLITE_SIDE_FILES:  # closed cleanly: nothing left to checkpoint
@@ -202,4 +295,19 @@ class ContentsUniverse:
             None if base_file is None else base_file.name,
             seconds=time.perf_counter() - started,
             db_path=target,
+            vectors=None if embedder is None else _work(embedder).minus(before),
         )
+
+
+def _embedder_of(hooks: Sequence[IndexHook]) -> CachedEmbedder | None:
+    for hook in hooks:
+        if isinstance(hook, CodeIndexHook) and isinstance(hook.embedder, CachedEmbedder):
+            return hook.embedder
+    return None
+
+
+def _work(embedder: CachedEmbedder | None) -> VectorWork:
+    if embedder is None:
+        return VectorWork()
+    s = embedder.stats
+    return VectorWork(s.texts, s.embedded, s.reused, s.embed_seconds)

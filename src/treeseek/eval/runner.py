@@ -51,7 +51,7 @@ from treeseek.eval.parallel import build_parallel
 from treeseek.eval.records import PER_QUERY_FILE, QueryRecord, RecordWriter, read_records
 from treeseek.eval.report import write_report
 from treeseek.eval.summary import Summary, summarize, write_summary
-from treeseek.eval.universes import BuiltTree, CommitKey, PathUniverse
+from treeseek.eval.universes import BuiltTree, CommitKey, PathUniverse, VectorWork
 from treeseek.llm.base import Navigator
 
 __all__ = ["RunOutcome", "RunSettings", "run_eval", "write_outputs"]
@@ -78,9 +78,16 @@ def _check_run_file(out_dir: Path, settings: RunSettings) -> dict[str, Any]:
     path = out_dir / RUN_FILE
     if path.is_file():
         stored: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-        if stored.get("settings") != settings.to_dict():
+        wanted = settings.to_dict()
+        if stored.get("settings") != wanted:
+            had = stored.get("settings") or {}
+            differ = ", ".join(
+                f"{key} {had.get(key)!r} (now {wanted.get(key)!r})"
+                for key in sorted(set(had) | set(wanted))
+                if had.get(key) != wanted.get(key)
+            )
             raise ConfigError(
-                f"{out_dir} holds a run with other settings ({stored.get('settings')});"
+                f"{out_dir} holds a run with other settings: {differ};"
                 " give another --out, or rerun with the same settings to resume it"
             )
         return stored
@@ -181,6 +188,12 @@ def run_eval(
         raise ConfigError("--index-jobs must be at least 1")
     if navigator is not None and workers != 1:
         raise ConfigError("a navigator object can only be used with workers=1")
+    universe_vectors = universe.vectors if isinstance(universe, ContentsUniverse) else None
+    if settings.vectors != universe_vectors:
+        raise ConfigError(
+            "--vectors needs trees with contents (--repo) given the same embedder"
+            f" (settings: {settings.vectors}, trees: {universe_vectors})"
+        )
     started_at = datetime.now(UTC)
     started = time.perf_counter()
     cpu_started = _cpu_seconds()
@@ -207,6 +220,7 @@ def run_eval(
 
     writer = RecordWriter(per_query)
     index_seconds = 0.0
+    vector_work: list[VectorWork] = []
     ran = 0
 
     def finish(instance: Instance, answer: Answer) -> None:
@@ -225,6 +239,7 @@ def run_eval(
                 trees = build_parallel(universe, db_path, list(by_key), index_jobs)
             else:
                 trees = universe.build(db, list(by_key))
+            trees = _counting_vectors(trees, vector_work)
             if workers == 1:
                 answerer = Answerer(db, settings, navigator or navigator_for(settings))
                 for built in trees:
@@ -243,6 +258,17 @@ def run_eval(
         writer.close()
 
     seconds = time.perf_counter() - started
+    vectors_info: dict[str, Any] = {}
+    if settings.vectors is not None:
+        total = sum(vector_work, VectorWork())
+        vectors_info["vectors"] = {
+            "embedder": settings.vectors,
+            "trees": len(vector_work),
+            "texts": total.texts,
+            "embedded": total.embedded,
+            "reused": total.reused,
+            "embed_seconds": round(total.embed_seconds, 3),
+        }
     run_info["sessions"].append(
         {
             "started_at": started_at.isoformat(timespec="seconds"),
@@ -256,6 +282,8 @@ def run_eval(
             "answered": ran,
             "workers": workers,
             "treeseek": treeseek.__version__ if hasattr(treeseek, "__version__") else "",
+            # --vectors: outlines handed to the embedder, embedded by the model, from the cache
+            **vectors_info,
         }
     )
     (out_dir / RUN_FILE).write_text(json.dumps(run_info, indent=2) + "\n", encoding="utf-8")
@@ -278,6 +306,14 @@ def write_outputs(summary: Summary, out_dir: Path) -> None:
         plots.write_plots([data], out_dir)
     else:
         log.warning("no plots for %s: matplotlib is not installed (%s)", out_dir, plots.EXTRA)
+
+
+def _counting_vectors(trees: Iterator[BuiltTree], work: list[VectorWork]) -> Iterator[BuiltTree]:
+    """``trees`` unchanged, each one's vector work appended to ``work`` as it passes."""
+    for built in trees:
+        if built.vectors is not None:
+            work.append(built.vectors)
+        yield built
 
 
 def _job(number: int, built: BuiltTree, instance: Instance) -> Job:

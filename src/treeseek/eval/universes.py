@@ -66,6 +66,33 @@ def layers_of(hooks: Iterable[object]) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class VectorWork:
+    """File vectors a tree was given while it was built: texts handed to the embedder, those
+    the model embedded, those found in the evaluation's embedding cache, seconds in the model."""
+
+    texts: int = 0
+    embedded: int = 0
+    reused: int = 0
+    embed_seconds: float = 0.0
+
+    def minus(self, other: VectorWork) -> VectorWork:
+        return VectorWork(
+            self.texts - other.texts,
+            self.embedded - other.embedded,
+            self.reused - other.reused,
+            self.embed_seconds - other.embed_seconds,
+        )
+
+    def __add__(self, other: VectorWork) -> VectorWork:
+        return VectorWork(
+            self.texts + other.texts,
+            self.embedded + other.embedded,
+            self.reused + other.reused,
+            self.embed_seconds + other.embed_seconds,
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class BuiltTree:
     """One tree ready to be queried."""
 
@@ -80,6 +107,8 @@ class BuiltTree:
     error: str | None = None
     #: the database file holding the tree when it is not the run's database (contents trees)
     db_path: Path | None = None
+    #: the vectors embedded into it now (``--vectors``), None without vectors
+    vectors: VectorWork | None = None
 
     @property
     def ok(self) -> bool:
