@@ -93,6 +93,9 @@ def test_cli_rejects_bad_input_clearly(tmp_path: Path, tiny_bench: TinyBench) ->
     assert result.exit_code == 1 and "OWNER/NAME=GIT_DIR" in result.output
     result = runner.invoke(app, ["eval", str(tmp_path / "none.jsonl"), "--trees", "x.gz"])
     assert result.exit_code == 1 and "does not exist" in result.output
+    layers = ["eval", str(tiny_bench.dataset), "--trees", str(tiny_bench.trees), "--layers", ""]
+    result = runner.invoke(app, layers)
+    assert result.exit_code == 1 and "--layers names per-commit files" in result.output
 
 
 def test_eval_defaults_to_the_strategy_query_defaults_to(

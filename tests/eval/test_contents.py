@@ -10,6 +10,7 @@ from bare_repo import BareRepo
 import treeseek
 from treeseek.errors import BuildError, ConfigError
 from treeseek.eval.contents import CONTENTS_TREE, ContentsUniverse
+from treeseek.index.code_hook import CodeIndexHook
 from treeseek.trees.model import TreeSource
 
 REPO = "acme/widgets"
@@ -167,3 +168,28 @@ def test_a_commit_being_built_by_another_process_is_waited_for_and_reused(
     assert isinstance(second, type(built_c0))
     assert second.ok and second.report is None and second.db_path == target
     assert not list(db_path.parent.glob("*.partial*"))
+
+
+def test_layers_name_the_files_an_older_hook_version_built(tmp_path: Path) -> None:
+    """``layers`` (``treeseek eval run --layers``) names the per-commit files by the layer
+    string they were built with: a universe whose hooks have a newer version uses them as
+    built, where without it every tree would be built again under a new name."""
+    repo = BareRepo(tmp_path)
+    c0, c1, _, _ = _history(repo)
+    keys = [(REPO, c0), (REPO, c1)]
+    db_path = tmp_path / "runs" / "eval.db"
+    db_path.parent.mkdir()
+    old = ContentsUniverse({REPO: repo.git_dir}, hooks=[])  # layers "" (no hooks)
+    built = list(old.build(db_path, keys))
+    assert all(b.ok and b.report is not None for b in built)
+    newer = ContentsUniverse({REPO: repo.git_dir}, hooks=[CodeIndexHook()])
+    named = ContentsUniverse({REPO: repo.git_dir}, hooks=[CodeIndexHook()], layers="")
+    for key, first in zip(keys, built, strict=True):
+        assert named.file_for(db_path, key) == first.db_path
+        assert newer.file_for(db_path, key) != first.db_path
+    reused = list(named.build(db_path, keys))
+    assert [b.db_path for b in reused] == [b.db_path for b in built]
+    assert all(b.ok and b.report is None for b in reused)  # used as built: no indexing
+    assert sorted(p.name for p in db_path.parent.glob("eval.*.db")) == sorted(
+        b.db_path.name for b in built if b.db_path is not None
+    )

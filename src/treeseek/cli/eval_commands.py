@@ -125,6 +125,16 @@ def run_command(
             " once for the whole evaluation (a cache beside the eval database)."
         ),
     ] = None,
+    layers: Annotated[
+        str | None,
+        typer.Option(
+            help="Contents: name the per-commit database files by this layer string instead of"
+            " the current index hooks' (e.g. treeseek.index.code_hook.CodeIndexHook:2), to use"
+            " files an older hook version built (opening them migrates them) instead of"
+            " building every tree again.",
+            show_default=False,
+        ),
+    ] = None,
     limit: Annotated[int | None, typer.Option(help="Only the first N selected instances.")] = None,
     sample: Annotated[int | None, typer.Option(help="A random sample of N instances.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of --sample.")] = 0,
@@ -159,6 +169,8 @@ def run_command(
         )
     if vectors is not None and trees is not None:
         raise ConfigError("--vectors needs trees with contents (--repo), not --trees")
+    if layers is not None and trees is not None:
+        raise ConfigError("--layers names per-commit files of trees with contents (--repo)")
     ranker_name = None if ranker == "none" else ranker
     instances = select_instances(
         load_instances(dataset),
@@ -174,7 +186,7 @@ def run_command(
     else:
         related = [i.commit_key for i in load_instances(dataset)]
         universe = ContentsUniverse(
-            parse_repo_mappings(repo or []), related=related, vectors=vectors
+            parse_repo_mappings(repo or []), related=related, vectors=vectors, layers=layers
         )
     universe.check(i.commit_key for i in instances)
     settings = RunSettings(

@@ -103,15 +103,20 @@ class ContentsUniverse:
         related: Iterable[CommitKey] = (),
         hooks: Sequence[IndexHook] | None = None,
         vectors: str | None = None,
+        layers: str | None = None,
     ) -> None:
         """``related``: other commits (e.g. every commit of the dataset file) whose files, if
         an earlier run built them, may serve as bases. ``hooks``: index layers (default: the
         registered ones). ``vectors``: an embedder's short name (``minilm``); every tree gets
-        the file vectors it lacks for it (ConfigError at once when its package is missing)."""
+        the file vectors it lacks for it (ConfigError at once when its package is missing).
+        ``layers``: the layer string the per-commit files are named by, instead of that of
+        ``hooks`` (:func:`layers_of`): files an older hook version built, whose layers the
+        store's migrations have brought up to date, are then used rather than built again
+        (``treeseek eval run --layers``)."""
         self._mirrors = dict(mirrors)
         self._related = list(dict.fromkeys(related))
         self._hooks: list[IndexHook] = default_hooks() if hooks is None else list(hooks)
-        self._layers = layers_of(self._hooks)
+        self._layers = layers_of(self._hooks) if layers is None else layers
         self.vectors = vectors
         if vectors is not None:
             from treeseek.embed.neural import require_installed
