@@ -110,6 +110,23 @@ def test_resuming_with_other_settings_is_refused(tmp_path: Path, tiny_bench: Tin
         )
 
 
+def test_the_layers_of_the_files_are_part_of_the_settings(
+    tmp_path: Path, tiny_bench: TinyBench
+) -> None:
+    """A run over files named by other layers (`--layers`) is another run: not resumed."""
+    assert "layers" not in _settings(tiny_bench).to_dict()
+    old = "treeseek.index.code_hook.CodeIndexHook:2"
+    assert _settings(tiny_bench, layers=old).to_dict()["layers"] == old
+    _run(tiny_bench, tmp_path / "run", tmp_path / "eval.db", max_instances=1)
+    with pytest.raises(ConfigError, match="layers None"):
+        _run(
+            tiny_bench,
+            tmp_path / "run",
+            tmp_path / "eval.db",
+            settings=_settings(tiny_bench, layers=old),
+        )
+
+
 def test_workers_give_the_same_results_as_inline(tmp_path: Path, tiny_bench: TinyBench) -> None:
     db = tmp_path / "eval.db"
     inline = _run(tiny_bench, tmp_path / "inline", db)

@@ -199,6 +199,7 @@ def run_command(
         top_layer_tokens=top_layer_tokens,
         budgets=_budgets(budget),
         vectors=vectors,
+        layers=layers,
         k=k,
         tiers=tuple(tier or ()),
         sample=sample,

@@ -49,6 +49,9 @@ class RunSettings:
     #: flat: the embedder ("minilm") whose file vectors every tree is given and every query
     #: fuses (as `treeseek index --vectors` / `treeseek query --vectors`); None = lexical
     vectors: str | None = None
+    #: contents: the layer string the per-commit files are named by, when not the current
+    #: hooks' (`treeseek eval run --layers`: files an older hook version built)
+    layers: str | None = None
 
     def __post_init__(self) -> None:
         if not self.strategy:
@@ -59,7 +62,7 @@ class RunSettings:
         data = asdict(self)
         data["tiers"] = list(self.tiers)
         data["budgets"] = list(self.budgets)
-        for later in ("hints", "top_layer_tokens", "budgets", "vectors"):
+        for later in ("hints", "top_layer_tokens", "budgets", "vectors", "layers"):
             if not data[later]:
                 del data[later]  # runs recorded before the option existed still resume
         return data
