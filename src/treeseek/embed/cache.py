@@ -122,15 +122,32 @@ class EmbeddingCache:
             self._conn = None
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class EmbedCacheStats:
     """What a :class:`CachedEmbedder` did: texts asked for, embedded by the model, found in the
-    cache, and the seconds spent in the model."""
+    cache, and the seconds spent in the model (a value: the embedder replaces its own, so a
+    snapshot taken before some work, subtracted from one after, is that work's share)."""
 
     texts: int = 0
     embedded: int = 0
     reused: int = 0
     embed_seconds: float = 0.0
+
+    def __add__(self, other: EmbedCacheStats) -> EmbedCacheStats:
+        return EmbedCacheStats(
+            self.texts + other.texts,
+            self.embedded + other.embedded,
+            self.reused + other.reused,
+            self.embed_seconds + other.embed_seconds,
+        )
+
+    def minus(self, other: EmbedCacheStats) -> EmbedCacheStats:
+        return EmbedCacheStats(
+            self.texts - other.texts,
+            self.embedded - other.embedded,
+            self.reused - other.reused,
+            self.embed_seconds - other.embed_seconds,
+        )
 
 
 class CachedEmbedder(Embedder):
@@ -151,16 +168,15 @@ class CachedEmbedder(Embedder):
         for digest, text in zip(digests, texts, strict=True):
             if digest not in found:
                 missing.setdefault(digest, text)
+        seconds = 0.0
         if missing:
             started = time.perf_counter()
             fresh = self.inner.embed(list(missing.values()))
-            self.stats.embed_seconds += time.perf_counter() - started
+            seconds = time.perf_counter() - started
             new = dict(zip(missing, fresh, strict=True))
             self.cache.put(self.name, self.kind, new.items())
             found.update(new)
-        self.stats.texts += len(texts)
-        self.stats.embedded += len(missing)
-        self.stats.reused += len(texts) - len(missing)
+        self.stats += EmbedCacheStats(len(texts), len(missing), len(texts) - len(missing), seconds)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, digest in enumerate(digests):
             out[row] = found[digest]

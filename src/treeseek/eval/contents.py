@@ -36,13 +36,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import treeseek
-from treeseek.embed.cache import CachedEmbedder, EmbeddingCache
+from treeseek.embed.cache import CachedEmbedder, EmbedCacheStats, EmbeddingCache
 from treeseek.errors import ConfigError, TreeseekError
 from treeseek.eval.universes import (
     BuiltTree,
     CommitKey,
     UniverseKind,
-    VectorWork,
     build_error,
     commit_times,
     eval_tree_name,
@@ -311,8 +310,5 @@ def _embedder_of(hooks: Sequence[IndexHook]) -> CachedEmbedder | None:
     return None
 
 
-def _work(embedder: CachedEmbedder | None) -> VectorWork:
-    if embedder is None:
-        return VectorWork()
-    s = embedder.stats
-    return VectorWork(s.texts, s.embedded, s.reused, s.embed_seconds)
+def _work(embedder: CachedEmbedder | None) -> EmbedCacheStats:
+    return EmbedCacheStats() if embedder is None else embedder.stats

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import treeseek
+from treeseek.embed.cache import EmbedCacheStats
 from treeseek.errors import ConfigError
 from treeseek.eval._worker import (
     Answer,
@@ -51,7 +52,7 @@ from treeseek.eval.parallel import build_parallel
 from treeseek.eval.records import PER_QUERY_FILE, QueryRecord, RecordWriter, read_records
 from treeseek.eval.report import write_report
 from treeseek.eval.summary import Summary, summarize, write_summary
-from treeseek.eval.universes import BuiltTree, CommitKey, PathUniverse, VectorWork
+from treeseek.eval.universes import BuiltTree, CommitKey, PathUniverse
 from treeseek.llm.base import Navigator
 
 __all__ = ["RunOutcome", "RunSettings", "run_eval", "write_outputs"]
@@ -220,7 +221,7 @@ def run_eval(
 
     writer = RecordWriter(per_query)
     index_seconds = 0.0
-    vector_work: list[VectorWork] = []
+    vector_work: list[EmbedCacheStats] = []
     ran = 0
 
     def finish(instance: Instance, answer: Answer) -> None:
@@ -260,7 +261,7 @@ def run_eval(
     seconds = time.perf_counter() - started
     vectors_info: dict[str, Any] = {}
     if settings.vectors is not None:
-        total = sum(vector_work, VectorWork())
+        total = sum(vector_work, EmbedCacheStats())
         vectors_info["vectors"] = {
             "embedder": settings.vectors,
             "trees": len(vector_work),
@@ -308,7 +309,9 @@ def write_outputs(summary: Summary, out_dir: Path) -> None:
         log.warning("no plots for %s: matplotlib is not installed (%s)", out_dir, plots.EXTRA)
 
 
-def _counting_vectors(trees: Iterator[BuiltTree], work: list[VectorWork]) -> Iterator[BuiltTree]:
+def _counting_vectors(
+    trees: Iterator[BuiltTree], work: list[EmbedCacheStats]
+) -> Iterator[BuiltTree]:
     """``trees`` unchanged, each one's vector work appended to ``work`` as it passes."""
     for built in trees:
         if built.vectors is not None:

@@ -29,6 +29,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from treeseek.database import Database
+from treeseek.embed.cache import EmbedCacheStats
 from treeseek.errors import BuildError, ConfigError, TreeseekError
 from treeseek.index.run import IndexReport
 from treeseek.trees.git import run_git
@@ -66,33 +67,6 @@ def layers_of(hooks: Iterable[object]) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class VectorWork:
-    """File vectors a tree was given while it was built: texts handed to the embedder, those
-    the model embedded, those found in the evaluation's embedding cache, seconds in the model."""
-
-    texts: int = 0
-    embedded: int = 0
-    reused: int = 0
-    embed_seconds: float = 0.0
-
-    def minus(self, other: VectorWork) -> VectorWork:
-        return VectorWork(
-            self.texts - other.texts,
-            self.embedded - other.embedded,
-            self.reused - other.reused,
-            self.embed_seconds - other.embed_seconds,
-        )
-
-    def __add__(self, other: VectorWork) -> VectorWork:
-        return VectorWork(
-            self.texts + other.texts,
-            self.embedded + other.embedded,
-            self.reused + other.reused,
-            self.embed_seconds + other.embed_seconds,
-        )
-
-
-@dataclass(frozen=True, slots=True)
 class BuiltTree:
     """One tree ready to be queried."""
 
@@ -108,7 +82,7 @@ class BuiltTree:
     #: the database file holding the tree when it is not the run's database (contents trees)
     db_path: Path | None = None
     #: the vectors embedded into it now (``--vectors``), None without vectors
-    vectors: VectorWork | None = None
+    vectors: EmbedCacheStats | None = None
 
     @property
     def ok(self) -> bool:
