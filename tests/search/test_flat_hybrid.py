@@ -57,19 +57,32 @@ FILES = {
     ),
 }
 
+#: enough files with vectors for the vector columns (at least VECTOR_GAP_RANK of them)
+WORDS = ("shipping", "warehouse", "coupon", "loyalty", "payment", "ledger", "audit", "report")
+FILLER = {
+    f"shop/ops/{a}_{b}.py": f"def {a}_{b}(order):\n    return order.{a}.{b}\n"
+    for a in WORDS[:4]
+    for b in (*WORDS[4:], "export", "import", "sync", "check")
+}
+
 QUERY = "the invoice tax is applied twice when converting currency\n\nrefund totals are wrong"
 
 COL = {f: i for i, f in enumerate(FEATURES)}
 
 
-@pytest.fixture
-def db(tmp_path: Path) -> Iterator[Database]:
+def _indexed(tmp_path: Path, files: dict[str, str]) -> Database:
     root = tmp_path / "repo"
-    for rel, text in FILES.items():
+    for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
     database = treeseek.open(tmp_path / "hybrid.db", hooks=[CodeIndexHook(HashingEmbedder())])
     database.index(root, name="shop")
+    return database
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Iterator[Database]:
+    database = _indexed(tmp_path, {**FILES, **FILLER})
     try:
         yield database
     finally:
@@ -94,7 +107,8 @@ def test_vector_columns_are_the_vector_signals_rank_and_relative_cosine(db: Data
     cosine = {key.path: s for key, s in nearest}
     rank = {key.path: r for r, (key, _) in enumerate(nearest, start=1)}
     ordered = sorted(cosine.values(), reverse=True)
-    best, floor = ordered[0], ordered[min(VECTOR_GAP_RANK, len(ordered)) - 1]
+    assert len(ordered) >= VECTOR_GAP_RANK
+    best, floor = ordered[0], ordered[VECTOR_GAP_RANK - 1]
     assert best > floor  # the tree's outlines are not all alike
     seen = 0
     for path, row in zip(table.paths, table.features, strict=True):
@@ -124,6 +138,16 @@ def test_lexical_mode_leaves_the_vector_columns_zero(db: Database) -> None:
     assert other.candidate_table(_ctx(db), QUERY).mode == "lexical"
 
 
+def test_a_tree_with_few_vectors_leaves_the_vector_columns_zero(tmp_path: Path) -> None:
+    small = _indexed(tmp_path, FILES)  # 6 files with vectors: fewer than VECTOR_GAP_RANK
+    try:
+        table = _hybrid().candidate_table(_ctx(small), QUERY)
+        assert table.mode == "hybrid"
+        assert not table.features[:, [COL[f] for f in VECTOR_FEATURES]].any()
+    finally:
+        small.close()
+
+
 def test_the_gap_is_relative_to_the_kth_nearest_file() -> None:
     cands = [Candidate(f"f{i}.py", 1.0 / (i + 1), i + 1, False, False, False) for i in range(3)]
     cosines = {f"n{i}.py": 0.5 - 0.01 * i for i in range(VECTOR_GAP_RANK + 10)}
@@ -138,6 +162,11 @@ def test_the_gap_is_relative_to_the_kth_nearest_file() -> None:
     assert x[1, COL["vectors.norm"]] == pytest.approx(cosines["f1.py"] / 0.62)
     assert floor < 0.5
     assert not x[2, [COL[f] for f in VECTOR_FEATURES]].any()  # not ranked by vectors
+    few = dict(list(cosines.items())[: VECTOR_GAP_RANK - 1])
+    x = candidate_features(
+        cands, {"vectors": ranks}, {"vectors": few}, {}, {}, rrf_k=20.0, words=frozenset()
+    )
+    assert not x[:, [COL[f] for f in VECTOR_FEATURES]].any()
 
 
 def test_the_shipped_lexical_model_is_unchanged() -> None:
