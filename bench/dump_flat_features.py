@@ -8,6 +8,13 @@ instance its id, repository, gold count and latency of the candidate table.
 
     python bench/dump_flat_features.py --dataset /work/runs/dev-173.jsonl \\
         --contents-db /work/runs/contents/eval.db --out /tmp/rank/dev.npz
+
+With ``--vectors NAME`` (an embedder's short name, as ``treeseek eval run --vectors``) the
+retriever runs in hybrid mode: the question is embedded and the vector signal takes part in
+the fused order and fills the ``vectors.*`` columns. The per-commit databases must already
+hold that embedder's file vectors (a ``treeseek eval run --vectors NAME`` over the same
+``--db`` gives them): nothing is embedded here but the questions, and an instance whose tree
+has no vectors is dumped in lexical mode and counted on stderr.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-from bench_flat import DATASET, EvalContents, _Null
+from bench_flat import DATASET, EvalContents, _Null, make_embedder
 
 from treeseek.eval.datasets import load_instances
 from treeseek.search.base import SearchContext
@@ -37,18 +44,20 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--set", action="append", default=[], help="FlatConfig override k=v")
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--vectors", default=None, help="embedder short name (minilm): hybrid mode")
     args = ap.parse_args()
     instances = load_instances(args.dataset)
     if args.sample:
         instances = random.Random(args.seed).sample(instances, min(args.sample, len(instances)))
     contents = EvalContents(args.contents_db, args.layers)
-    cfg = FlatConfig(vectors=False)
+    cfg = FlatConfig(vectors=args.vectors is not None)
     for kv in args.set:
         k, _, v = kv.partition("=")
         cur = getattr(cfg, k)
         val: object = (v.lower() in ("1", "true", "yes")) if isinstance(cur, bool) else type(cur)(v)
         cfg = replace(cfg, **{k: val})
-    retriever = FlatRetriever(cfg)
+    retriever = FlatRetriever(cfg, embedder=make_embedder(args.vectors))
+    lexical = 0
     xs, qs, labels, paths = [], [], [], []
     ids, repos, golds, seconds = [], [], [], []
     for n, inst in enumerate(instances):
@@ -66,6 +75,9 @@ def main() -> None:
         t0 = time.perf_counter()
         table = retriever.candidate_table(ctx, inst.query)
         seconds.append(time.perf_counter() - t0)
+        if args.vectors is not None and table.mode != "hybrid":
+            lexical += 1
+            print(f"{inst.instance_id}: no vectors, lexical", file=sys.stderr)
         db.close()
         q = len(ids)
         gold = set(inst.gold_files)
@@ -91,6 +103,8 @@ def main() -> None:
         features=np.asarray(FEATURES),
     )
     print(f"{len(ids)} instances, {len(qs)} rows -> {args.out}", file=sys.stderr)
+    if args.vectors is not None:
+        print(f"{len(ids) - lexical} hybrid, {lexical} lexical (no vectors)", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -158,6 +159,8 @@ def write(path: Path, d: Dump, mean: Array, scale: Array, w: Array) -> None:
         f"    scale={tup(scale)},\n"
         f"    weights={tup(w)},\n"
         ")\n"
+        "HYBRID_NOTE = LEARNED_NOTE = 'a logistic model over standardized features'\n"
+        "HYBRID_MODEL = LEARNED_MODEL\n"
     )
 
 
@@ -291,37 +294,181 @@ def extend(
     return pick(dumps), picks, scores
 
 
+def constrained_search(
+    dumps: list[Dump],
+    start: dict[str, float],
+    space: dict[str, tuple[float, ...]],
+    baseline: list[Dump] | None = None,
+) -> dict[str, float]:
+    """The point of ``space`` (each feature's weight set to one of its values, over ``start``)
+    with the best summed recall@gold, then MRR, over ``dumps``, among the points that lower
+    none of recall@gold, MRR and Acc@5 on any dump against ``start`` scored on ``baseline``
+    (the same instances dumped under another configuration, e.g. today's fused order; default:
+    ``dumps`` themselves); ``start`` when none does (ties: the earlier point)."""
+    base = [metrics(d, linear(d, start)) for d in (baseline or dumps)]
+    best_key = (-1.0, -1.0)
+    chosen = dict(start)
+    got = [metrics(d, linear(d, start)) for d in dumps]
+    if not any(g[k] < b[k] - 1e-9 for g, b in zip(got, base, strict=True) for k in KEYS):
+        best_key = (sum(g["recall_at_gold"] for g in got), sum(g["mrr"] for g in got))
+    for values in itertools.product(*space.values()):
+        weights = {**start, **dict(zip(space, values, strict=True))}
+        got = [metrics(d, linear(d, weights)) for d in dumps]
+        if any(g[k] < b[k] - 1e-9 for g, b in zip(got, base, strict=True) for k in KEYS):
+            continue
+        key = (sum(g["recall_at_gold"] for g in got), sum(g["mrr"] for g in got))
+        if key > best_key:
+            best_key, chosen = key, weights
+    return {f: w for f, w in chosen.items() if w}
+
+
+def search_by_repository(
+    dumps: list[Dump],
+    start: dict[str, float],
+    space: dict[str, tuple[float, ...]],
+    baseline: list[Dump] | None = None,
+) -> tuple[list[Array], list[dict[str, float]]]:
+    """Every instance scored by the point :func:`constrained_search` picks on the other
+    repositories' instances (of every dump); and the point picked per held-out repository."""
+    scores = [np.zeros(len(d.x)) for d in dumps]
+    picks: list[dict[str, float]] = []
+    for repo in sorted({r for d in dumps for r in d.repo.tolist()}):
+        train = [d.subset(np.flatnonzero(d.repo != repo)) for d in dumps]
+        held = [d.subset(np.flatnonzero(d.repo != repo)) for d in baseline or dumps]
+        keep = [i for i, t in enumerate(train) if len(t.gold)]
+        weights = constrained_search(
+            [train[i] for i in keep], start, space, [held[i] for i in keep]
+        )
+        picks.append(weights)
+        for d, out in zip(dumps, scores, strict=True):
+            test = np.flatnonzero(d.repo == repo)
+            if len(test):
+                out[np.isin(d.query, test)] = linear(d.subset(test), weights)
+    return scores, picks
+
+
+def run_hybrid(args: argparse.Namespace, d: Dump) -> None:
+    """``--hybrid``: the model of hybrid mode, searched over the shipped lexical weights on
+    dumps written with ``--vectors`` (README "Learned ranking for the hybrid mode")."""
+    dumps = [d, *(Dump.load(p) for p in args.check)]
+    names = [p.name for p in [args.dump, *args.check]]
+    start = shipped_weights()
+    space: dict[str, tuple[float, ...]] = {}
+    for spec in args.hybrid:
+        feature, _, raw = spec.partition("=")
+        space[feature] = tuple(float(v) for v in raw.split(","))
+    baseline = [Dump.load(p) for p in args.baseline] or None
+    if baseline is not None and [len(b.gold) for b in baseline] != [len(x.gold) for x in dumps]:
+        raise SystemExit("--baseline: one dump per dump and --check, of the same instances")
+    print(f"start (the shipped lexical model): {start}")
+    cv, picks = search_by_repository(dumps, start, space, baseline)
+    chosen = constrained_search(dumps, start, space, baseline)
+    print(f"chosen on all: {chosen}")
+    print("held out by repository:")
+    for p in picks:
+        print(f"   {dict((f, w) for f, w in p.items() if start.get(f) != w)}")
+    print("| ranking | recall@gold | MRR | Acc@1 | Acc@5 | Acc@10 |")
+    print("|---|---|---|---|---|---|")
+    for i, (name, dump, s) in enumerate(zip(names, dumps, cv, strict=True)):
+        if baseline is not None:
+            show(
+                f"baseline: shipped lexical model ({args.baseline[i].name})",
+                metrics(baseline[i], linear(baseline[i], start)),
+            )
+        show(f"fused ({name})", metrics(dump, fused(dump)))
+        show(f"shipped lexical model ({name})", metrics(dump, linear(dump, start)))
+        show(f"hybrid search, leave-one-repository-out ({name})", metrics(dump, s))
+        show(f"hybrid search on all ({name})", metrics(dump, linear(dump, chosen)))
+    if args.write is not None and chosen != start:
+        note = (
+            f"Score: log(fused / best fused) + {chosen} (the features of"
+            f" :mod:`treeseek.search.flat.learned`): the shipped lexical weights, then the"
+            f" point of {', '.join(args.hybrid)} with the best summed recall@gold (then MRR)"
+            f" on {', '.join(names)} that lowers none of recall@gold, MRR, Acc@5 on either"
+            f" against the lexical model ({args.note})."
+        )
+        from treeseek.search.flat import ltr_weights
+
+        write_models(args.write, (start, ltr_weights.LEARNED_NOTE), (chosen, note))
+        print(f"wrote {args.write}")
+
+
 def write_chosen(args: argparse.Namespace, chosen: dict[str, float], how: str) -> None:
-    """With ``--write``, the weights module of ``chosen``, its note saying ``how`` they were
-    chosen (text following the features' mention) and ``--note``."""
+    """With ``--write``, the weights module with ``chosen`` as the lexical model (the hybrid
+    model kept as shipped), its note saying ``how`` they were chosen (text following the
+    features' mention) and ``--note``."""
     if args.write is None:
         return
     note = (
         f"Score: log(fused / best fused) + {chosen} (the features of"
         f" :mod:`treeseek.search.flat.learned`){how} ({args.note})."
     )
-    write_grid(args.write, chosen, note)
+    write_models(args.write, (chosen, note), shipped_hybrid())
     print(f"wrote {args.write}")
 
 
-def write_grid(path: Path, weights: dict[str, float], note: str) -> None:
+#: a model's weights over ``log fused`` and the note saying how they were chosen
+Chosen = tuple[dict[str, float], str]
+
+
+def _model_source(constant: str, name: str, weights: dict[str, float], note: str) -> str:
     from treeseek.search.flat.learned import FEATURES
 
     w = [1.0 if f == "fused.log" else weights.get(f, 0.0) for f in FEATURES]
     lines = "".join(f"        {v!r},  # {f}\n" for f, v in zip(FEATURES, w, strict=True))
-    path.write_text(
-        '"""The learned ranking\'s weights (written by ``bench/fit_flat_ltr.py --grid``; do not'
-        " edit by hand).\n\n"
-        f"{textwrap.fill(note, 96)}\n"
-        '"""\n\n'
-        "from treeseek.search.flat.learned import FEATURES, LinearModel\n\n"
-        "LEARNED_MODEL = LinearModel(\n"
+    chunks = textwrap.wrap(note, 84)
+    quoted = "".join(
+        f"    {json.dumps(c + ' ' if i < len(chunks) - 1 else c)}\n" for i, c in enumerate(chunks)
+    )
+    return (
+        f"{constant}_NOTE = (\n{quoted})\n"
+        f"{constant}_MODEL = LinearModel(\n"
         "    features=FEATURES,\n"
         "    mean=tuple(0.0 for _ in FEATURES),\n"
         "    scale=tuple(1.0 for _ in FEATURES),\n"
         f"    weights=(\n{lines}    ),\n"
+        f"    name={json.dumps(name)},\n"
         ")\n"
     )
+
+
+def write_models(path: Path, lexical: Chosen, hybrid: Chosen | None) -> None:
+    """The weights module: ``LEARNED_MODEL`` (lexical mode) and ``HYBRID_MODEL`` (vectors took
+    part; the lexical model itself when ``hybrid`` is None), each with its note."""
+    hybrid_source = (
+        _model_source("HYBRID", "hybrid", *hybrid)
+        if hybrid is not None
+        else "#: no hybrid model earned its place: hybrid mode ranks with the lexical model\n"
+        "HYBRID_NOTE = LEARNED_NOTE\nHYBRID_MODEL = LEARNED_MODEL\n"
+    )
+    path.write_text(
+        '"""The learned ranking\'s weights (written by ``bench/fit_flat_ltr.py``; do not edit by'
+        " hand).\n\n"
+        "Each model scores a candidate by log(fused / best fused) plus its weights over the\n"
+        "features of :mod:`treeseek.search.flat.learned`; ``LEARNED_MODEL`` ranks in lexical\n"
+        "mode, ``HYBRID_MODEL`` when the vector signal took part (the trace's ``ranked_by``).\n"
+        "How each was chosen: its ``*_NOTE``.\n"
+        '"""\n\n'
+        "from treeseek.search.flat.learned import FEATURES, LinearModel\n\n"
+        f"{_model_source('LEARNED', 'lexical', *lexical)}\n{hybrid_source}"
+    )
+
+
+def shipped_hybrid() -> Chosen | None:
+    """The shipped hybrid model's weights and note (None: it is the lexical model)."""
+    from treeseek.search.flat import ltr_weights
+
+    if ltr_weights.HYBRID_MODEL is ltr_weights.LEARNED_MODEL:
+        return None
+    return weights_of(ltr_weights.HYBRID_MODEL), ltr_weights.HYBRID_NOTE
+
+
+def weights_of(model: object) -> dict[str, float]:
+    """A shipped linear model's weights over ``log fused``."""
+    from treeseek.search.flat.learned import FEATURES, LinearModel
+
+    assert isinstance(model, LinearModel)
+    return {f: w for f, w in zip(FEATURES, model.weights, strict=True) if f != "fused.log" and w}
 
 
 # -- boosted trees (LambdaMART over oblivious trees, on top of the linear score) --------------
@@ -345,13 +492,10 @@ def stack(dumps: list[Dump]) -> Dump:
 
 
 def shipped_weights() -> dict[str, float]:
-    """The shipped linear model's weights over ``log fused`` (ltr_weights.py)."""
-    from treeseek.search.flat.learned import FEATURES
+    """The shipped lexical model's weights over ``log fused`` (ltr_weights.py)."""
     from treeseek.search.flat.ltr_weights import LEARNED_MODEL
 
-    return {
-        f: w for f, w in zip(FEATURES, LEARNED_MODEL.weights, strict=True) if f != "fused.log" and w
-    }
+    return weights_of(LEARNED_MODEL)
 
 
 @dataclass
@@ -595,8 +739,29 @@ def main() -> None:
         help="--extend from the shipped weights (ltr_weights.py) instead of a new --grid",
     )
     ap.add_argument("--columns", default="", help="f,f,...: the only features trees may split on")
+    ap.add_argument(
+        "--hybrid",
+        action="append",
+        default=[],
+        help="FEATURE=v1,v2,...: the hybrid-mode model, a joint grid of these weights over the"
+        " shipped lexical model on dumps written with --vectors, with a leave-one-repository-"
+        "out estimate (repeatable; with --write: write HYBRID_MODEL when a point earns its"
+        " place on every dump)",
+    )
+    ap.add_argument(
+        "--baseline",
+        type=Path,
+        action="append",
+        default=[],
+        help="with --hybrid: per dump (the dump, then each --check) a dump of the same"
+        " instances under today's configuration; the points must lower nothing against the"
+        " shipped lexical model on these (e.g. the fused order's vector weight refitted)",
+    )
     args = ap.parse_args()
     d = Dump.load(args.dump)
+    if args.hybrid:
+        run_hybrid(args, d)
+        return
     if args.trees:
         run_trees(args, d)
         return

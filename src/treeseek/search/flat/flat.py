@@ -77,12 +77,13 @@ from treeseek.search.flat.learned import (
     TEXT_FEATURES,
     Candidate,
     GraphScore,
+    LinearModel,
     TextMatch,
     candidate_features,
     counterpart_stem,
     query_words,
 )
-from treeseek.search.flat.ltr_weights import LEARNED_MODEL
+from treeseek.search.flat.ltr_weights import HYBRID_MODEL, LEARNED_MODEL
 from treeseek.search.flat.parts import PartIndex, RankedPart, SymbolCatalog
 from treeseek.search.flat.understanding import (
     MentionMatch,
@@ -293,6 +294,8 @@ class CandidateTable:
 
     paths: list[str]
     features: npt.NDArray[np.float64]
+    #: "hybrid" when the vector signal took part (its columns are filled), else "lexical"
+    mode: str = "lexical"
 
 
 @dataclass(slots=True)
@@ -306,10 +309,14 @@ class FlatRanking:
     mentions: int  # exact mentions resolved to files of the tree
     seconds: float
     notes: list[str] = field(default_factory=list)  # what could not run fully, and why
+    #: what ordered the files: "learned:lexical" / "learned:hybrid" (which learned model),
+    #: "fused" (also a prose question under the learned ranking), "reference"
+    ranked_by: str = "fused"
 
     def trace_params(self) -> dict[str, Any]:
         params: dict[str, Any] = {
             "mode": self.mode,
+            "ranked_by": self.ranked_by,
             "terms": self.terms,
             "signals": self.signals,
             "mentions": self.mentions,
@@ -769,14 +776,20 @@ class FlatRetriever(Retriever):
         started = time.perf_counter()
         got = self._collect(ctx, query)
         files, signals, matches, terms = got.files, got.signals, got.matches, got.terms
+        ranked_by = cfg.ranking
         if cfg.ranking == "reference":
             ordered = self._reference_order(signals, matches)
         else:
             ordered = self._fused_order(signals, matches, cfg, files)
+            ranked_by = "fused"
             if cfg.ranking == "learned" and not signals.prose:
+                # the hybrid model when vectors ranked (it weighs their columns), else the
+                # lexical one: each fitted on dumps of its own mode
+                model = HYBRID_MODEL if got.vector_mode else LEARNED_MODEL
                 ordered = self._learned_order(
-                    got.code, query, ordered, signals, matches, cfg, files, terms
+                    got.code, query, ordered, signals, matches, cfg, files, terms, model
                 )
+                ranked_by = f"learned:{model.name}"
         hits: list[FileHit] = []
         for path, score in ordered[:k]:
             node = files.nodes[path]
@@ -802,6 +815,7 @@ class FlatRetriever(Retriever):
             mentions=len(matches),
             seconds=round(time.perf_counter() - started, 4),
             notes=got.notes,
+            ranked_by=ranked_by,
         )
 
     def candidate_table(self, ctx: SearchContext, query: str) -> CandidateTable:
@@ -814,7 +828,9 @@ class FlatRetriever(Retriever):
         x = self._features(
             query, cands, got.signals, got.matches, cfg, got.code, got.files, got.terms, ordered
         )
-        return CandidateTable([c.path for c in cands], x)
+        return CandidateTable(
+            [c.path for c in cands], x, "hybrid" if got.vector_mode else "lexical"
+        )
 
     def _candidates(
         self, code: CodeStore, ordered: list[tuple[str, float]], files: _TreeFiles, cfg: FlatConfig
@@ -1004,14 +1020,15 @@ class FlatRetriever(Retriever):
         cfg: FlatConfig,
         files: _TreeFiles,
         terms: list[str],
+        model: LinearModel,
     ) -> list[tuple[str, float]]:
-        """The fused order's first ``learned_depth`` files rescored by the learned model
-        (score: the model's softmax share among them); the rest follow in fused order."""
+        """The fused order's first ``learned_depth`` files rescored by ``model`` (score: the
+        model's softmax share among them); the rest follow in fused order."""
         head = ordered[: cfg.learned_depth]
         if len(head) < 2:
             return ordered
         cands = self._candidates(code, head, files, cfg)
-        z = LEARNED_MODEL.score(
+        z = model.score(
             self._features(
                 query,
                 cands,
@@ -1022,7 +1039,7 @@ class FlatRetriever(Retriever):
                 files,
                 terms,
                 ordered,
-                text=LEARNED_MODEL.uses(TEXT_FEATURES),
+                text=model.uses(TEXT_FEATURES),
             )
         )
         p = np.exp(z - z.max())

@@ -6,8 +6,10 @@ features of each file that depend only on the question and the tree: per signal 
 rank and its score relative to the signal's best, the exact evidence by kind, the penalties'
 path classes, the fused score itself, and the file's neighbourhood (same directory as the
 fused first file or as a file the question names), its place in the import graph around the
-question's files (:mod:`treeseek.search.flat.import_graph`). The model's weights are a constant
-(:mod:`treeseek.search.flat.ltr_weights`), written by ``bench/fit_flat_ltr.py --grid``: the
+question's files (:mod:`treeseek.search.flat.import_graph`), and in hybrid mode the vector
+signal's rank and relative cosine (:data:`VECTOR_FEATURES`). The weights are constants
+(:mod:`treeseek.search.flat.ltr_weights`: one model for lexical mode, one for hybrid mode, the
+lexical one where no hybrid model earned its place), written by ``bench/fit_flat_ltr.py``: the
 log of the fused score (relative to the best) plus a few small weights on the signals' relative
 scores and the personalized PageRank share, chosen on the SWE-bench dev split and the
 multilingual dev half together (a listwise
@@ -68,6 +70,7 @@ def feature_names() -> tuple[str, ...]:
     names += ["agree.top3", "agree.top10", "best.rr", "fused.log"]
     names += ["graph.link", "graph.ppr"]
     names += list(TEXT_FEATURES)
+    names += list(VECTOR_FEATURES)
     return tuple(names)
 
 
@@ -79,6 +82,21 @@ TEXT_FEATURES: tuple[str, ...] = (
     "symbols.defined",
     "test.pair",
 )
+#: the vector signal's columns, last of :data:`FEATURES`: its reciprocal rank, RRF term, cosine
+#: over the best cosine, and the cosine's place between the :data:`VECTOR_GAP_RANK`-th nearest
+#: file's and the nearest's. All 0 for a file the vector signal did not rank, in lexical mode,
+#: and when the vector signal ranked fewer than :data:`VECTOR_GAP_RANK` files
+VECTOR_FEATURES: tuple[str, ...] = ("vectors.rr", "vectors.rrf", "vectors.norm", "vectors.gap")
+#: ``vectors.gap`` = (cos - cos of this nearest) / (best cos - that), clipped at 0. MiniLM's
+#: cosines of a question and the outlines of a large tree are compressed (on django the nearest
+#: file at 0.50-0.70, the 30th only 0.07-0.32 below it), so ``vectors.norm`` sits near 1 for
+#: every candidate; the gap spreads them over 0..1 by how far a file stands out from the 30
+#: nearest (the learned ranking's depth). A tree with fewer files with vectors than this (the
+#: ~20 Rust files of a CLI, the ~25 headers and sources of a C++ library) has no such
+#: reference: every file is among the "nearest", and its vector columns stay 0 (on the
+#: multilingual dev half the columns lost exactly on those trees, README "Learned ranking for
+#: the hybrid mode")
+VECTOR_GAP_RANK = 30
 FEATURES: tuple[str, ...] = feature_names()
 
 
@@ -90,6 +108,9 @@ class LinearModel:
     mean: tuple[float, ...]
     scale: tuple[float, ...]
     weights: tuple[float, ...]
+    #: the mode it was fitted for and ranks ("lexical", "hybrid": vectors took part); the
+    #: trace says which ranked (``ranked_by``)
+    name: str = "lexical"
 
     def uses(self, names: Sequence[str]) -> bool:
         """Whether any of the features ``names`` has a non-zero weight."""
@@ -191,6 +212,9 @@ def candidate_features(
     if not candidates:
         return x
     best = {s: max(scores[s].values(), default=0.0) for s in RANKED_SIGNALS if s in scores}
+    vec_rows = _vector_columns(
+        candidates, ranks.get("vectors", {}), scores.get("vectors", {}), rrf_k
+    )
     top_fused = max(c.fused for c in candidates) or 1.0
     top_dir = _dir(candidates[0].path)
     mention_dirs = {_dir(p) for p in mention_evidence}
@@ -232,8 +256,36 @@ def candidate_features(
         t = text.get(c.path) if text is not None else None
         t = t if t is not None else TextMatch()
         row += [t.file_cover, t.terms_cover, t.chunk_cover, math.log1p(t.defined), t.pair_rr]
+        row += vec_rows[i]
         x[i] = row
     return x
+
+
+def _vector_columns(
+    candidates: Sequence[Candidate],
+    ranks: Mapping[str, int],
+    scores: Mapping[str, float],
+    rrf_k: float,
+) -> list[list[float]]:
+    """Per candidate the :data:`VECTOR_FEATURES` (all 0 for a file the vector signal did not
+    rank: it ranks the tree's nearest files only, and nothing in lexical mode; all 0 for every
+    file when it ranked fewer than :data:`VECTOR_GAP_RANK` files)."""
+    if len(scores) < VECTOR_GAP_RANK:
+        return [[0.0] * len(VECTOR_FEATURES) for _ in candidates]
+    ordered = sorted(scores.values(), reverse=True)
+    best = ordered[0]
+    floor = ordered[VECTOR_GAP_RANK - 1]
+    spread = best - floor
+    out: list[list[float]] = []
+    for c in candidates:
+        r = ranks.get(c.path)
+        if r is None:
+            out.append([0.0] * len(VECTOR_FEATURES))
+            continue
+        cos = scores[c.path]
+        gap = max(0.0, (cos - floor) / spread) if spread > 0 else 1.0
+        out.append([1.0 / r, 1.0 / (rrf_k + r), cos / best if best > 0 else 0.0, gap])
+    return out
 
 
 __all__: Sequence[str] = (
@@ -241,6 +293,8 @@ __all__: Sequence[str] = (
     "MENTION_KINDS",
     "RANKED_SIGNALS",
     "TEXT_FEATURES",
+    "VECTOR_FEATURES",
+    "VECTOR_GAP_RANK",
     "Candidate",
     "GraphScore",
     "LinearModel",

@@ -1,15 +1,21 @@
-"""The learned ranking's weights (written by ``bench/fit_flat_ltr.py --grid``; do not edit by hand).
+"""The learned ranking's weights (written by ``bench/fit_flat_ltr.py``; do not edit by hand).
 
-Score: log(fused / best fused) + {'files.norm': 0.3, 'chunks.norm': 0.2, 'paths.norm': 0.1,
-'best.rr': 0.0, 'title.norm': 0.1, 'graph.ppr': 0.3} (the features of
-:mod:`treeseek.search.flat.learned`): the grid point chosen on dev.npz, mdev.npz, then
-graph.ppr=0,0.1,0.2,0.3,0.4, symbols.norm=0,0.1,0.2 (dumps of the SWE-bench dev split
-/work/runs/dev-173.jsonl, 173 instances, and of bench/data/multilingual-dev.jsonl, 105, with
---set symbols=true --set graph=true).
+Each model scores a candidate by log(fused / best fused) plus its weights over the
+features of :mod:`treeseek.search.flat.learned`; ``LEARNED_MODEL`` ranks in lexical
+mode, ``HYBRID_MODEL`` when the vector signal took part (the trace's ``ranked_by``).
+How each was chosen: its ``*_NOTE``.
 """
 
 from treeseek.search.flat.learned import FEATURES, LinearModel
 
+LEARNED_NOTE = (
+    "Score: log(fused / best fused) + {'files.norm': 0.3, 'chunks.norm': 0.2, "
+    "'paths.norm': 0.1, 'best.rr': 0.0, 'title.norm': 0.1, 'graph.ppr': 0.3} (the "
+    "features of :mod:`treeseek.search.flat.learned`): the grid point chosen on dev.npz, "
+    "mdev.npz, then graph.ppr=0,0.1,0.2,0.3,0.4, symbols.norm=0,0.1,0.2 (dumps of the "
+    "SWE-bench dev split /work/runs/dev-173.jsonl, 173 instances, and of "
+    "bench/data/multilingual-dev.jsonl, 105, with --set symbols=true --set graph=true)."
+)
 LEARNED_MODEL = LinearModel(
     features=FEATURES,
     mean=tuple(0.0 for _ in FEATURES),
@@ -60,5 +66,14 @@ LEARNED_MODEL = LinearModel(
         0.0,  # chunk.cover
         0.0,  # symbols.defined
         0.0,  # test.pair
+        0.0,  # vectors.rr
+        0.0,  # vectors.rrf
+        0.0,  # vectors.norm
+        0.0,  # vectors.gap
     ),
+    name="lexical",
 )
+
+#: no hybrid model earned its place: hybrid mode ranks with the lexical model
+HYBRID_NOTE = LEARNED_NOTE
+HYBRID_MODEL = LEARNED_MODEL
