@@ -309,12 +309,13 @@ def query_command(
 
 def print_context(answer: Context, as_json: bool) -> None:
     """A budgeted answer: its JSON, or its text on stdout and the budget line on stderr."""
+    from treeseek.cli.display_context import display_context
     from treeseek.context.render import budget_line, render_context
 
     if as_json:
         print_json(answer.to_dict())
         return
-    text = render_context(answer)
+    text = render_context(display_context(answer))
     if text:
         typer.echo(text)  # plain: never wrapped, whatever the terminal
     else:

@@ -1,0 +1,56 @@
+"""Budgeted answers, ``expand``, ``outline`` and ``cat PATH:A-B`` print stored text through the
+terminal sanitizer: an indexed file's escapes and names never reach the terminal raw."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from treeseek.cli.app import load_commands
+
+app = load_commands()
+#: anything a terminal would act on
+RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> list[str]:
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "ansi.py").write_text(
+        'def hello():\n    """Say \x1b[2J hello."""\n    return "\x1b[31mRED \x1b]0;pwned\x07"\n'
+    )
+    (root / "new\nline.py").write_text("def newline_file():\n    return 1\n")
+    (root / "rtl\u202ename.py").write_text("def rtl_file():\n    return 2\n")
+    args = ["--db", str(tmp_path / "t.db")]
+    done = CliRunner().invoke(app, ["index", str(root), "--name", "repo", *args])
+    assert done.exit_code == 0, done.output
+    return args
+
+
+def _stdout(args: list[str]) -> str:
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, (args, result.output, result.exception)
+    assert not RAW_CONTROL.search(result.stdout), (args, result.stdout)
+    return result.stdout
+
+
+@pytest.mark.parametrize("level", ["spans", "full", "paths", "outline"])
+def test_budgeted_answers_show_escapes(db: list[str], level: str) -> None:
+    q = "hello red pwned newline_file rtl_file"
+    out = _stdout(["query", "repo", q, "--budget", "2000", "--disclose", level, *db])
+    if level in ("spans", "full"):
+        assert '"\\x1b[31mRED \\x1b]0;pwned\\x07"' in out
+    assert "new\\nline.py" in out and "rtl\\u202ename.py" in out
+    assert not any(line.startswith("line.py") for line in out.splitlines())  # no fake line
+
+
+def test_expand_cat_and_outline_show_escapes(db: list[str]) -> None:
+    for args in (["expand", "repo", "hello"], ["cat", "repo", "ansi.py:1-3"]):
+        assert "\\x1b]0;pwned\\x07" in _stdout([*args, *db])
+    assert "new\\nline.py:1-2" in _stdout(["cat", "repo", "new\nline.py:1-2", *db])
+    out = _stdout(["outline", "repo", *db])
+    assert "Say \\x1b[2J hello." in out and "new\\nline.py (2 lines)" in out
