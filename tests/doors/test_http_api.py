@@ -205,7 +205,12 @@ def test_query_limits_and_bad_input_are_4xx(client: httpx.Client, service: Servi
     long = post({"question": "x" * (service.limits.max_question_chars + 1)})
     assert long.status_code == 413 and "characters" in error(long)["message"]
     assert post({"question": "  "}).status_code == 400
-    assert post({"question": "x", "k": 0}).status_code == 413
+    zero = post({"question": "x", "k": 0})
+    assert zero.status_code == 400 and error(zero) == {
+        "type": "bad_request",
+        "message": "k must be >= 1, got 0",
+    }
+    assert post({"question": "x", "budget": -5}).status_code == 400
     assert post({"question": "x", "budget": 10**9}).status_code == 413
     typo = post({"question": "x", "kk": 3})
     assert typo.status_code == 422 and "kk" in error(typo)["message"]
@@ -217,7 +222,11 @@ def test_query_limits_and_bad_input_are_4xx(client: httpx.Client, service: Servi
         content=b'{"question": "x",',
         headers={"Content-Type": "application/json"},
     )
-    assert malformed.status_code == 422 and error(malformed)["type"] == "invalid_request"
+    assert malformed.status_code == 422 and error(malformed) == {
+        "type": "invalid_request",
+        "message": "malformed JSON body at character 17: Expecting property name enclosed in"
+        " double quotes",
+    }
     not_object = client.post(
         "/v1/trees/demo/query", content=b"[1, 2]", headers={"Content-Type": "application/json"}
     )

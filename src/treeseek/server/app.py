@@ -163,6 +163,11 @@ def create_app(service: Service, *, token: str | None = None, jobs: Jobs | None 
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         problems = []
         for err in exc.errors()[:5]:
+            if err.get("type") == "json_invalid":  # loc is ("body", character offset)
+                at = err.get("loc", ())[-1]
+                reason = err.get("ctx", {}).get("error", "invalid")
+                problems.append(f"malformed JSON body at character {at}: {reason}")
+                continue
             where = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
             problems.append(f"{where or 'body'}: {err.get('msg', 'invalid')}")
         return _error(422, "invalid_request", "; ".join(problems) or "invalid request")

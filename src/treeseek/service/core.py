@@ -128,8 +128,8 @@ def check_path(path: str) -> str:
 def _limit(name: str, value: int | float | None, maximum: int | float, minimum: int = 1) -> None:
     if value is None:
         return
-    if value < minimum:
-        raise LimitExceeded(f"{name} must be >= {minimum}, got {value}")
+    if value < minimum:  # a bad value (400), not a request over the server's limits (413)
+        raise ConfigError(f"{name} must be >= {minimum}, got {value}")
     if value > maximum:
         raise LimitExceeded(f"{name} is {value}, over this server's limit of {maximum}")
 
