@@ -161,6 +161,18 @@ def test_tokens_come_from_a_file_or_the_environment(tmp_path: Path) -> None:
 # -- trees -------------------------------------------------------------------------------------
 
 
+def test_unknown_routes_and_methods_answer_in_the_error_shape(client: httpx.Client) -> None:
+    missing = client.get("/v1/nope")
+    assert missing.status_code == 404 and error(missing) == {
+        "type": "not_found",
+        "message": "no route /v1/nope; the routes are listed at /v1/openapi.json",
+    }
+    wrong = client.put("/v1/trees")
+    assert wrong.status_code == 405 and error(wrong)["type"] == "method_not_allowed"
+    assert wrong.headers["allow"] == "GET"
+    assert client.get("/v1/health").status_code == 200  # still serving
+
+
 def test_trees_show_nodes_and_unknown_tree(client: httpx.Client, project: Path) -> None:
     trees = client.get("/v1/trees").json()["trees"]
     assert [t["name"] for t in trees] == ["demo"]

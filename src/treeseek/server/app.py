@@ -25,6 +25,7 @@ import anyio
 from fastapi import Body, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import treeseek
@@ -171,6 +172,18 @@ def create_app(service: Service, *, token: str | None = None, jobs: Jobs | None 
             where = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
             problems.append(f"{where or 'body'}: {err.get('msg', 'invalid')}")
         return _error(422, "invalid_request", "; ".join(problems) or "invalid request")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # an unknown route (404) or method (405): the same error shape as every other answer
+        kind = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "bad_request")
+        message = {
+            404: f"no route {request.url.path}; the routes are listed at {API}/openapi.json",
+            405: f"{request.method} is not allowed on {request.url.path}",
+        }.get(exc.status_code, str(exc.detail))
+        response = _error(exc.status_code, kind, message)
+        response.headers.update(exc.headers or {})  # 405's Allow
+        return response
 
     @app.exception_handler(TimeoutError)
     async def timeout(request: Request, exc: TimeoutError) -> JSONResponse:
