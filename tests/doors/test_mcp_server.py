@@ -94,6 +94,11 @@ async def exercise(client: Client, project: Path) -> None:
         ({"tool": "references", "tree": "demo", "name": "x", "kind": "friends"}, "unknown kind"),
         ({"tool": "references", "tree": "demo", "name": "nope.py::f"}, "not found"),
         ({"tool": "index", "tree": "nope"}, "no tree named"),
+        ({"tool": "search", "tree": "demo"}, "bad arguments: question: Field required"),
+        (
+            {"tool": "read", "tree": "demo", "path": "big.txt", "start": "one"},
+            "bad arguments: start: Input should be a valid integer",
+        ),
     ):
         tool = args.pop("tool")
         failed = await client.call_tool(tool, args)

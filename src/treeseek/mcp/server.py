@@ -13,8 +13,9 @@ from typing import Any, TypeVar
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import ToolAnnotations
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp_types import CallToolResult, InputRequiredResult, ToolAnnotations
+from pydantic import ValidationError
 
 import treeseek
 from treeseek.errors import TreeseekError
@@ -98,11 +99,36 @@ def render_search(answer: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def bad_arguments(exc: ValidationError) -> str:
+    """The arguments a tool call got wrong, on one line (``question: Field required; k: ...``),
+    without pydantic's multi-line report, its documentation links or the rejected values."""
+    problems = [
+        f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
+        for err in exc.errors()[:5]
+    ]
+    return "bad arguments: " + "; ".join(problems)
+
+
+class TreeseekMCPServer(MCPServer):
+    """The SDK's server, with argument validation failures as one-line tool errors."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
+                raise
+            raise ToolError(f"Error executing tool {name}: {bad_arguments(cause)}") from cause
+
+
 def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
     """The MCP server over ``service`` (tools: search, outline, read, find_symbol,
     references, trees, index)."""
     jobs = jobs or Jobs(service)
-    server: MCPServer = MCPServer(
+    server: MCPServer = TreeseekMCPServer(
         name="treeseek",
         version=treeseek.__version__,
         instructions=INSTRUCTIONS,
