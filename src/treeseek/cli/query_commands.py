@@ -121,7 +121,7 @@ def print_files(result: Result, show_content: bool, stats: bool = False) -> None
         out_console.print("no files found")
     for rank, hit in enumerate(result.files, 1):
         note = "" if hit.content_status == "stored" else f"  ({hit.content_status})"
-        if hit.truncated:
+        if hit.truncated and show_content:  # what --content prints is cut; the ranking is not
             note += "  (truncated)"
         out_console.print(f"{rank:>2}. {display_path(hit.path)}{display_markup(note)}")
         if show_content and hit.content is not None:

@@ -1,5 +1,6 @@
-"""Budgeted answers, ``expand``, ``outline`` and ``cat PATH:A-B`` print stored text through the
-terminal sanitizer: an indexed file's escapes and names never reach the terminal raw."""
+"""What the text output of queries says: budgeted answers, ``expand``, ``outline`` and ``cat
+PATH:A-B`` print stored text through the terminal sanitizer (an indexed file's escapes and names
+never reach the terminal raw); a plain ranked list marks only printed contents as cut."""
 
 from __future__ import annotations
 
@@ -54,3 +55,18 @@ def test_expand_cat_and_outline_show_escapes(db: list[str]) -> None:
     assert "new\\nline.py:1-2" in _stdout(["cat", "repo", "new\nline.py:1-2", *db])
     out = _stdout(["outline", "repo", *db])
     assert "Say \\x1b[2J hello." in out and "new\\nline.py (2 lines)" in out
+
+
+def test_truncated_is_said_only_of_printed_contents(tmp_path: Path) -> None:
+    """``(truncated)`` describes the contents ``--content`` prints; a plain ranked list has none
+    to cut."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    body = "".join(f"def handler_{i}():\n    return 'payload {i}'\n\n" for i in range(4000))
+    (root / "big.py").write_text(body)  # over the per-file content budget
+    db = ["--db", str(tmp_path / "t.db")]
+    assert CliRunner().invoke(app, ["index", str(root), "--name", "repo", *db]).exit_code == 0
+    plain = _stdout(["query", "repo", "handler payload", *db])
+    assert plain.splitlines()[0].strip() == "1. big.py"
+    with_content = _stdout(["query", "repo", "handler payload", "--content", *db])
+    assert with_content.splitlines()[0].strip() == "1. big.py  (truncated)"
