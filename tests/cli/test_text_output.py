@@ -70,3 +70,18 @@ def test_truncated_is_said_only_of_printed_contents(tmp_path: Path) -> None:
     assert plain.splitlines()[0].strip() == "1. big.py"
     with_content = _stdout(["query", "repo", "handler payload", "--content", *db])
     assert with_content.splitlines()[0].strip() == "1. big.py  (truncated)"
+
+
+def test_a_file_without_stored_content_says_why_for_ranges_too(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "blob.bin").write_bytes(b"\x00\x01binary" * 10)
+    (root / "main.py").write_text("x = 1\n")
+    db = ["--db", str(tmp_path / "t.db")]
+    assert CliRunner().invoke(app, ["index", str(root), "--name", "repo", *db]).exit_code == 0
+    for args in (["cat", "repo", "blob.bin"], ["cat", "repo", "blob.bin:1-2"]):
+        result = CliRunner().invoke(app, [*args, *db])
+        assert result.exit_code == 1
+        assert result.stderr.strip() == "error: blob.bin has no stored content: it is binary"
+    result = CliRunner().invoke(app, ["expand", "repo", "blob.bin", *db])
+    assert result.exit_code == 1 and "has no stored content: it is binary" in result.stderr

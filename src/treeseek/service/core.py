@@ -34,7 +34,7 @@ from treeseek.errors import (
     TreeseekError,
 )
 from treeseek.index.freshness import Freshness
-from treeseek.trees.model import ContentStatus, Node, TreeInfo
+from treeseek.trees.model import Node, TreeInfo
 
 if TYPE_CHECKING:
     from treeseek.llm.base import Navigator
@@ -344,12 +344,7 @@ class Service:
             raise NodeNotFound(f"{node.path or '.'} is a directory, not a file; list it instead")
         text = self.db.text(tree, node)
         if text is None:
-            reason = {
-                ContentStatus.BINARY: "it is binary",
-                ContentStatus.TOO_LARGE: "it was larger than the size limit when indexed",
-                ContentStatus.UNREADABLE: "it could not be read when indexed",
-                ContentStatus.ABSENT: "the tree was built from a path list",
-            }.get(node.content_status, "no content was stored")
+            reason = node.content_status.missing_because
             raise NodeNotFound(f"{node.path} has no stored content: {reason}")
         lines = text.split("\n")
         if lines and lines[-1] == "":
