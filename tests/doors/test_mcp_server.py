@@ -208,3 +208,55 @@ def test_mcp_http_refuses_a_public_address_without_a_token(db_path: Path) -> Non
 
     with pytest.raises(ConfigError, match="without a token"):
         run_mcp(db=db_path, http=True, host="0.0.0.0", port=1)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.parametrize("roots", [[], ["--index-root"]])
+def test_mcp_http_indexes_new_directories_only_under_index_roots(
+    db_path: Path, tmp_path: Path, roots: list[str]
+) -> None:
+    """``treeseek mcp --http`` is a socket anyone on the machine (or a token holder) reaches:
+    like ``treeseek serve`` it indexes no new directory without ``--index-root``."""
+    import subprocess
+    import time
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "secret.py").write_text("API_KEY = 'do-not-serve'\n")
+    port = _free_port()
+    args = [sys.executable, "-m", "treeseek", "mcp", "--http", "--port", str(port)]
+    args += ["--db", str(db_path), *(["--index-root", str(tmp_path)] if roots else [])]
+    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.Popen(args, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(600):  # until it listens
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/mcp", timeout=1)
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+                time.sleep(0.1)
+
+        async def session(client: Client) -> None:
+            result = await client.call_tool("index", {"path": str(elsewhere), "tree": "leak"})
+            if roots:
+                assert not result.is_error, text(result)
+                assert "indexed leak" in text(result)
+            else:
+                assert result.is_error
+                assert "indexes no new directories" in text(result)
+                assert "no tree named 'leak'" in text(
+                    await client.call_tool("read", {"tree": "leak", "path": "secret.py"})
+                )
+
+        run(session, f"http://127.0.0.1:{port}/mcp")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
