@@ -85,3 +85,13 @@ def test_a_file_without_stored_content_says_why_for_ranges_too(tmp_path: Path) -
         assert result.stderr.strip() == "error: blob.bin has no stored content: it is binary"
     result = CliRunner().invoke(app, ["expand", "repo", "blob.bin", *db])
     assert result.exit_code == 1 and "has no stored content: it is binary" in result.stderr
+
+
+def test_piped_trace_rules_are_not_thousands_of_columns_wide(db: list[str]) -> None:
+    """Piped, the console is 4,096 columns wide so nothing wraps; a rule would fill all of it."""
+    args = ["query", "repo", "hello", "--strategy", "beam", "--llm", "lexical", "--trace", *db]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    rules = [line for line in result.stderr.splitlines() if line.startswith("──")]
+    assert rules and rules[0].count("round 0") == 1
+    assert all(len(line) <= 100 for line in rules), [len(line) for line in rules]

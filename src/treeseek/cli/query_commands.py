@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.rule import Rule
 from rich.table import Table
 
 from treeseek.cli.app import app
@@ -54,8 +55,20 @@ def _paths(trace: Trace, ids: list[str]) -> str:
     return ", ".join(display_path(trace.paths.get(i, i)) for i in ids) or "—"
 
 
+#: a rule's width when piped (the console is 4,096 columns wide there, so nothing wraps)
+PIPED_RULE_WIDTH = 100
+
+
+def _rule(title: str = "") -> None:
+    if console.is_terminal:
+        width = console.width
+    else:  # as wide as its title needs, no wider
+        width = min(console.width, max(PIPED_RULE_WIDTH, len(title) + 8))
+    console.print(Rule(title), width=width)
+
+
 def _print_round(trace: Trace, rnd: RoundTrace) -> None:
-    console.rule(
+    _rule(
         f"round {rnd.round} · frontier {_paths(trace, rnd.frontier)} · "
         f"{rnd.visible_count} visible · {len(rnd.blocks)} block(s) · pick_limit {rnd.pick_limit}"
     )
@@ -99,7 +112,7 @@ def print_trace(result: Result) -> None:
     )
     for rnd in trace.rounds:
         _print_round(trace, rnd)
-    console.rule()
+    _rule()
     console.print(f"stopped: {display_markup(trace.stop_reason)} · {trace.wall_s * 1000:.0f} ms")
     for event in trace.events:
         console.print(f"  {display_markup(event)}")
