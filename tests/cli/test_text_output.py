@@ -83,8 +83,10 @@ def test_a_file_without_stored_content_says_why_for_ranges_too(tmp_path: Path) -
         result = CliRunner().invoke(app, [*args, *db])
         assert result.exit_code == 1
         assert result.stderr.strip() == "error: blob.bin has no stored content: it is binary"
-    result = CliRunner().invoke(app, ["expand", "repo", "blob.bin", *db])
-    assert result.exit_code == 1 and "has no stored content: it is binary" in result.stderr
+    for args in (["expand", "repo", "blob.bin"], ["outline", "repo", "blob.bin"]):
+        result = CliRunner().invoke(app, [*args, *db])
+        assert result.exit_code == 1, (args, result.stdout)  # not "blob.bin (0 lines)"
+        assert "has no stored content: it is binary" in result.stderr
 
 
 def test_piped_trace_rules_are_not_thousands_of_columns_wide(db: list[str]) -> None:
