@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import time
@@ -566,3 +567,34 @@ def test_outline_and_find_symbol(client: httpx.Client) -> None:
     assert "app/service.py::AdminService.get_user" in body["candidates"]
     missing = client.get("/v1/trees/demo/symbols/find", params={"name": "no_such_thing"})
     assert missing.status_code == 404
+
+
+def test_a_non_utf8_file_name_is_shown_not_a_500(tmp_path: Path) -> None:
+    """Stored names keep non-UTF-8 bytes as surrogate escapes, which JSON cannot encode: every
+    answer naming one (listings, queries, retrieval, errors) shows the byte as ``\\xNN``."""
+    root = tmp_path / "weird"
+    root.mkdir()
+    (root / os.fsdecode(b"bad\xffname.py")).write_text("def odd_name_handler():\n    return 2\n")
+    (root / "ok.py").write_text("x = 1\n")
+    db = treeseek.open(tmp_path / "w.db")
+    try:
+        db.index(root, name="weird")
+        with (
+            live(create_app(Service(db, freshness_ttl=0))) as url,
+            httpx.Client(base_url=url, timeout=60) as c,
+        ):
+            nodes = c.get("/v1/trees/weird/nodes")
+            assert nodes.status_code == 200, nodes.text
+            assert "bad\\xffname.py" in [n["path"] for n in nodes.json()["nodes"]]
+            for body in ({"question": "odd_name_handler"}, {"question": "odd", "budget": 500}):
+                answer = c.post("/v1/trees/weird/query", json=body)
+                assert answer.status_code == 200, answer.text
+                assert answer.json()["files"][0]["path"] == "bad\\xffname.py"
+            items = c.post("/v1/retrieve", json={"tree": "weird", "query": "odd_name_handler"})
+            assert items.status_code == 200 and items.json()["items"][0]["source"] == (
+                "bad\\xffname.py"
+            )
+            outline = c.get("/v1/trees/weird/outline")
+            assert outline.status_code == 200, outline.text
+    finally:
+        db.close()

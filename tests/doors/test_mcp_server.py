@@ -260,3 +260,40 @@ def test_mcp_http_indexes_new_directories_only_under_index_roots(
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_a_non_utf8_file_name_does_not_end_the_stdio_session(tmp_path: Path) -> None:
+    """A name with a non-UTF-8 byte (stored as a surrogate escape) in an answer used to kill
+    the server mid-session; it is shown as ``\\xNN``."""
+    root = tmp_path / "weird"
+    root.mkdir()
+    (root / os.fsdecode(b"bad\xffname.py")).write_text("def odd_name_handler():\n    return 2\n")
+    (root / os.fsdecode(b"dir\xff")).mkdir()
+    (root / os.fsdecode(b"dir\xff") / "inner.py").write_text("y = 1\n")
+    db_path = tmp_path / "w.db"
+    with treeseek.open(db_path) as db:
+        db.index(root, name="weird")
+
+    async def session(client: Client) -> None:
+        for budget in (0, 500):
+            found = await client.call_tool(
+                "search", {"tree": "weird", "question": "odd_name_handler", "budget": budget}
+            )
+            assert not found.is_error and "bad\\xffname.py" in text(found), text(found)
+        outline = await client.call_tool("outline", {"tree": "weird", "path": ""})
+        assert "bad\\xffname.py" in text(outline)
+        assert "weird" in text(await client.call_tool("trees", {}))  # still serving
+
+    run(session, stdio_params(db_path, tmp_path))
+
+    # an error naming such a path (a client that sends one as a JSON escape) is shown too:
+    # "dir\\xff is a directory, not a file"
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    with treeseek.open(db_path) as db:
+        server = build_server(Service(db))
+        args = {"tree": "weird", "path": "dir\udcff"}
+        with pytest.raises(ToolError) as caught:
+            anyio.run(server.call_tool, "read", args)
+        assert "dir\\xff is a directory" in str(caught.value)
+        str(caught.value).encode("utf-8")

@@ -14,13 +14,14 @@ from typing import Any, TypeVar
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp_types import CallToolResult, InputRequiredResult, ToolAnnotations
+from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import ValidationError
 
 import treeseek
 from treeseek.errors import TreeseekError
 from treeseek.service import Jobs, Service, error_kind
 from treeseek.service.core import number_lines
+from treeseek.service.encoding import utf8_text
 
 T = TypeVar("T")
 
@@ -116,12 +117,20 @@ class TreeseekMCPServer(MCPServer):
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
         try:
-            return await super().call_tool(name, arguments, context)
+            result = await super().call_tool(name, arguments, context)
         except ToolError as exc:
             cause = exc.__cause__
             if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
-                raise
+                if utf8_text(str(exc)) == str(exc):
+                    raise
+                # a non-UTF-8 name in the message: the client's stream could not carry it
+                raise type(exc)(utf8_text(str(exc))) from cause
             raise ToolError(f"Error executing tool {name}: {bad_arguments(cause)}") from cause
+        if isinstance(result, CallToolResult):  # non-UTF-8 names would end the session
+            for item in result.content:
+                if isinstance(item, TextContent):
+                    item.text = utf8_text(item.text)
+        return result
 
 
 def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:

@@ -14,6 +14,7 @@ connection per thread), bounded by the wall-time limit.
 
 from __future__ import annotations
 
+import functools
 import hmac
 import json
 import logging
@@ -32,6 +33,7 @@ import treeseek
 from treeseek.errors import TreeseekError
 from treeseek.server import models as m
 from treeseek.service import Jobs, Service, error_kind
+from treeseek.service.encoding import utf8_safe
 
 log = logging.getLogger("treeseek.server")
 
@@ -56,6 +58,7 @@ _STATUS = {
 def _error(status: int, kind: str, message: str, **extra: Any) -> JSONResponse:
     body: dict[str, Any] = {"type": kind, "message": message}
     body.update({k: v for k, v in extra.items() if v is not None})
+    body = utf8_safe(body)  # a non-UTF-8 name in a message
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
     return JSONResponse({"error": body}, status_code=status, headers=headers)
 
@@ -205,11 +208,25 @@ def create_app(service: Service, *, token: str | None = None, jobs: Jobs | None 
 
     Handler = Callable[..., Awaitable[Any]]
 
+    def utf8_answers(route: Callable[[Handler], Handler]) -> Callable[[Handler], Handler]:
+        """``route``, its handler's answer made encodable (non-UTF-8 names as ``\\xNN``)."""
+
+        def decorate(fn: Handler) -> Handler:
+            @functools.wraps(fn)
+            async def handler(*args: Any, **kwargs: Any) -> Any:
+                return utf8_safe(await fn(*args, **kwargs))
+
+            return route(handler)
+
+        return decorate
+
     def get(path: str, model: type[Any]) -> Callable[[Handler], Handler]:
-        return app.get(API + path, response_model=model, response_model_exclude_none=False)
+        return utf8_answers(
+            app.get(API + path, response_model=model, response_model_exclude_none=False)
+        )
 
     def post(path: str, model: type[Any], status: int = 200) -> Callable[[Handler], Handler]:
-        return app.post(API + path, response_model=model, status_code=status)
+        return utf8_answers(app.post(API + path, response_model=model, status_code=status))
 
     @get("/health", m.Health)
     async def health() -> dict[str, Any]:
