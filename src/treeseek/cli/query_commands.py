@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.rule import Rule
@@ -167,8 +167,49 @@ def read_question(question: str | None, question_file: Path | None) -> str:
     return data.decode("utf-8", "replace")
 
 
+#: the ``[query]`` settings of treeseek.toml: defaults of the options of the same names
+QUERY_SETTINGS: dict[str, type] = {
+    "k": int,
+    "budget": int,
+    "disclose": str,
+    "strategy": str,
+    "ranker": str,
+    "hints": int,
+    "top_layer_tokens": int,
+    "vectors": str,
+    "timeout": float,
+    "deadline": float,
+}
+
+
+def query_settings(settings: dict[str, Any], ctx: typer.Context) -> dict[str, Any]:
+    """The config file's ``[query]`` values of the options not given on the command line;
+    ConfigError naming the file for an unknown key or a value of the wrong type."""
+    table: dict[str, Any] = settings.get("query") or {}
+    where = f"{settings.get('_file', 'treeseek.toml')} [query]"
+    unknown = sorted(set(table) - set(QUERY_SETTINGS))
+    if unknown:
+        known = ", ".join(QUERY_SETTINGS)
+        raise ConfigError(f"{where}: unknown setting(s) {', '.join(unknown)}; known: {known}")
+    chosen: dict[str, Any] = {}
+    for name, value in table.items():
+        kind = QUERY_SETTINGS[name]
+        number = isinstance(value, int) and not isinstance(value, bool)
+        if not (isinstance(value, kind) and not isinstance(value, bool)) and not (
+            kind is float and number
+        ):
+            raise ConfigError(
+                f"{where}: {name} = {value!r}; give a{'n' * (kind is int)} {kind.__name__}"
+            )
+        source = ctx.get_parameter_source(name)  # typer's vendored click: compare by name
+        if source is None or source.name == "DEFAULT":
+            chosen[name] = float(value) if kind is float else value
+    return chosen
+
+
 @app.command("query")
 def query_command(
+    ctx: typer.Context,
     tree: Annotated[str, typer.Argument(help="Name of an indexed tree (see `treeseek trees`).")],
     question: Annotated[
         str | None,
@@ -282,6 +323,17 @@ def query_command(
 
     text = read_question(question, question_file)
     settings = load_config()
+    defaults = query_settings(settings, ctx)  # the command line wins over the config file
+    k = defaults.get("k", k)
+    budget = defaults.get("budget", budget)
+    disclose = defaults.get("disclose", disclose)
+    strategy = defaults.get("strategy", strategy)
+    ranker = defaults.get("ranker", ranker)
+    hints = defaults.get("hints", hints)
+    top_layer_tokens = defaults.get("top_layer_tokens", top_layer_tokens)
+    vectors = defaults.get("vectors", vectors)
+    timeout = defaults.get("timeout", timeout)
+    deadline = defaults.get("deadline", deadline)
     navigator = navigator_from_spec(llm, config=settings.get("llm"))
     budgeted = budget is not None or disclose is not None
     with open_database(db) as database:  # the Python API's query: same defaults, same checks
