@@ -97,3 +97,17 @@ def test_piped_trace_rules_are_not_thousands_of_columns_wide(db: list[str]) -> N
     rules = [line for line in result.stderr.splitlines() if line.startswith("──")]
     assert rules and rules[0].count("round 0") == 1
     assert all(len(line) <= 100 for line in rules), [len(line) for line in rules]
+
+
+def test_a_budget_over_a_path_only_tree_says_there_is_no_content(tmp_path: Path) -> None:
+    db = ["--db", str(tmp_path / "t.db")]
+    listed = CliRunner().invoke(
+        app, ["index", "--paths-from", "-", "--name", "p", *db], input="src/models.py\n"
+    )
+    assert listed.exit_code == 0, listed.output
+    out = _stdout(["query", "p", "models", "--budget", "500", *db])
+    assert out.strip() == (
+        "the ranked files have no stored content to show (a path-only tree?); ask without"
+        " --budget for their paths"
+    )  # not "nothing fits the budget": no budget would
+    assert _stdout(["query", "p", "models", *db]).split()[:2] == ["1.", "src/models.py"]

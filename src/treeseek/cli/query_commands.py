@@ -364,7 +364,8 @@ def query_command(
             f"{len(result.files)} file(s) from the rounds that finished (--deadline)"
         )
     if budgeted:
-        print_context(answer, as_json)
+        stored = any(hit.content_status == "stored" for hit in result.files)
+        print_context(answer, as_json, nothing_stored=bool(result.files) and not stored)
         print_footer(result, stats)
     elif as_json:
         print_json({"tree": tree, "query": text, **result.to_dict()})
@@ -372,8 +373,9 @@ def query_command(
         print_files(result, content, stats)
 
 
-def print_context(answer: Context, as_json: bool) -> None:
-    """A budgeted answer: its JSON, or its text on stdout and the budget line on stderr."""
+def print_context(answer: Context, as_json: bool, *, nothing_stored: bool = False) -> None:
+    """A budgeted answer: its JSON, or its text on stdout and the budget line on stderr
+    (``nothing_stored``: no ranked file has stored content, e.g. a path-only tree)."""
     from treeseek.cli.display_context import display_context
     from treeseek.context.render import budget_line, render_context
 
@@ -384,5 +386,10 @@ def print_context(answer: Context, as_json: bool) -> None:
     if text:
         typer.echo(text)  # plain: never wrapped, whatever the terminal
     else:
-        out_console.print("nothing fits the budget" if answer.files else "no files found")
+        if nothing_stored:
+            message = "the ranked files have no stored content to show (a path-only tree?); ask"
+            message += " without --budget for their paths"
+        else:
+            message = "nothing fits the budget" if answer.files else "no files found"
+        out_console.print(message)
     console.print(f"[dim]{display_markup(budget_line(answer))}[/dim]")
