@@ -230,6 +230,9 @@ def test_query_limits_and_bad_input_are_4xx(client: httpx.Client, service: Servi
     assert post({"k": 3}).status_code == 422  # no question
     assert post({"question": "x", "k": "many"}).status_code == 422
     assert post({"question": "x", "strategy": "nope"}).status_code == 400
+    echoed = post({"question": "x", "strategy": "s" * 50_000})  # the message quotes it
+    assert echoed.status_code == 400 and len(error(echoed)["message"]) < 1_100
+    assert error(echoed)["message"].endswith("more characters)")
     malformed = client.post(
         "/v1/trees/demo/query",
         content=b'{"question": "x",',

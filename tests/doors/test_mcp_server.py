@@ -95,6 +95,7 @@ async def exercise(client: Client, project: Path) -> None:
         ({"tool": "references", "tree": "demo", "name": "nope.py::f"}, "not found"),
         ({"tool": "index", "tree": "nope"}, "no tree named"),
         ({"tool": "search", "tree": "demo"}, "bad arguments: question: Field required"),
+        ({"tool": "find_symbol", "tree": "demo", "name": "n" * 100_000}, "more characters)"),
         (
             {"tool": "read", "tree": "demo", "path": "big.txt", "start": "one"},
             "bad arguments: start: Input should be a valid integer",
@@ -105,6 +106,7 @@ async def exercise(client: Client, project: Path) -> None:
         assert failed.is_error, (tool, args)
         message = text(failed)
         assert needle in message and "\n" not in message and "Traceback" not in message
+        assert len(message) < 1_100, len(message)  # bounded, whatever the arguments
 
     filtered = text(
         await client.call_tool(

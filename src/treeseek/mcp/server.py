@@ -20,7 +20,7 @@ from pydantic import ValidationError
 import treeseek
 from treeseek.errors import TreeseekError
 from treeseek.service import Jobs, Service, error_kind
-from treeseek.service.core import number_lines
+from treeseek.service.core import error_message, number_lines
 from treeseek.service.encoding import utf8_text
 
 T = TypeVar("T")
@@ -43,9 +43,9 @@ async def _call(fn: Callable[[], T]) -> T:
     except TreeseekError as exc:
         kind = error_kind(exc)
         prefix = {"not_found": "not found", "ambiguous": "ambiguous", "limit": "too large"}
-        raise ToolError(f"{prefix.get(kind, 'error')}: {exc}") from exc
+        raise ToolError(f"{prefix.get(kind, 'error')}: {error_message(exc)}") from exc
     except Exception as exc:  # never take the server down
-        raise ToolError(f"internal error ({type(exc).__name__}): {exc}") from exc
+        raise ToolError(f"internal error ({type(exc).__name__}): {error_message(exc)}") from exc
 
 
 def _reference_line(row: dict[str, Any]) -> str:

@@ -33,6 +33,7 @@ import treeseek
 from treeseek.errors import TreeseekError
 from treeseek.server import models as m
 from treeseek.service import Jobs, Service, error_kind
+from treeseek.service.core import error_message
 from treeseek.service.encoding import utf8_safe
 
 log = logging.getLogger("treeseek.server")
@@ -161,7 +162,8 @@ def create_app(service: Service, *, token: str | None = None, jobs: Jobs | None 
     async def treeseek_error(request: Request, exc: TreeseekError) -> JSONResponse:
         kind = error_kind(exc)
         candidates = getattr(exc, "candidates", None)
-        return _error(_STATUS.get(kind, 400), kind, str(exc), candidates=candidates)
+        message = error_message(exc)
+        return _error(_STATUS.get(kind, 400), kind, message, candidates=candidates)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -92,6 +92,18 @@ class Limits:
     max_nodes: int = 10_000  # nodes of one tree view
 
 
+#: the longest error message the doors send: one echoing a 100 KB argument stays bounded
+MAX_ERROR_CHARS = 1_000
+
+
+def error_message(exc: BaseException) -> str:
+    """``str(exc)``, cut to :data:`MAX_ERROR_CHARS` with a note of how much was left out."""
+    text = str(exc)
+    if len(text) <= MAX_ERROR_CHARS:
+        return text
+    return f"{text[:MAX_ERROR_CHARS]}... ({len(text) - MAX_ERROR_CHARS:,} more characters)"
+
+
 def error_kind(exc: BaseException) -> str:
     """The category of an error: ``not_found``, ``ambiguous``, ``bad_request``, ``limit``,
     ``unavailable``, ``upstream`` or ``internal``."""
