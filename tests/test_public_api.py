@@ -82,3 +82,25 @@ def test_the_cli_queries_through_database_query(
     with treeseek.open(tmp_path / "t.db") as database:
         python = database.query("repo", "node ids from paths", k=3)
     assert python.strategy == "flat" and "flat via" in result.stderr
+
+
+def test_the_readme_python_example_runs_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's ``Python:`` block, verbatim, over a checkout with the paths it names."""
+    text = README.read_text(encoding="utf-8")
+    block = text.split("Python:\n\n```python\n", 1)[1].split("```", 1)[0]
+    checkout = tmp_path / "path" / "to" / "checkout"
+    (checkout / "src").mkdir(parents=True)
+    (checkout / "src" / "main.py").write_text("def main():\n    return 0\n")
+    (checkout / "pkg").mkdir()
+    (checkout / "pkg" / "models.py").write_text(
+        "class Model:\n"
+        "    def save(self, field):\n"
+        '        """Save the model; a JSONField that cannot be encoded raises TypeError."""\n'
+        "        raise TypeError(field)\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    exec(compile(block, "README.md", "exec"), {})  # the documented example, as written
+    out = capsys.readouterr().out
+    assert "pkg/models.py" in out and "pkg/models.py::Model.save" in out

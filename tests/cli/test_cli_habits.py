@@ -74,6 +74,34 @@ def test_config_file_sets_the_database(
     assert resolve_db_path() == tmp_path / "env.db"
 
 
+def test_config_query_table_sets_the_query_defaults(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """README: treeseek.toml's ``[query]`` sets the query defaults; the command line wins."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
+    monkeypatch.chdir(tmp_path)
+    db = ["--db", str(tmp_path / "q.db")]
+    assert CliRunner().invoke(app, ["index", str(project), "--name", "p", *db]).exit_code == 0
+    question = ["query", "p", "backoff attempt read_all path", *db]
+
+    def ranked(*extra: str) -> list[str]:
+        result = CliRunner().invoke(app, [*question, *extra])
+        assert result.exit_code == 0, result.output
+        return [line for line in result.stdout.splitlines() if line.strip()]
+
+    assert len(ranked()) == 2
+    (tmp_path / "treeseek.toml").write_text("[query]\nk = 1\n")
+    assert len(ranked()) == 1  # the file's default
+    assert len(ranked("-k", "2")) == 2  # the command line wins
+    (tmp_path / "treeseek.toml").write_text("[query]\nbudget = 50\n")
+    budgeted = CliRunner().invoke(app, question)
+    assert budgeted.exit_code == 0 and "of 50 tokens" in budgeted.stderr
+    for bad, message in (("k = 'many'", "k = 'many'; give an int"), ("kk = 3", "unknown")):
+        (tmp_path / "treeseek.toml").write_text(f"[query]\n{bad}\n")
+        result = CliRunner().invoke(app, question)
+        assert result.exit_code == 1 and message in result.stderr, result.stderr
+
+
 def test_user_config_dir_and_bad_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     user = tmp_path / "cfg" / "treeseek"

@@ -97,3 +97,14 @@ def test_the_console_script_exits_1_on_an_eval_error(tmp_path: Path) -> None:
     )
     assert done.returncode == 1, done.stderr
     assert len(done.stderr.splitlines()) == 1 and done.stderr.startswith("error: ")
+
+
+def test_db_copy_never_creates_its_source_nor_copies_onto_itself(
+    db: list[str], tmp_path: Path
+) -> None:
+    missing = tmp_path / "typo.db"
+    _one_error_line(
+        ["db", "copy", str(missing), str(tmp_path / "out.db")], "no treeseek database at"
+    )
+    assert not missing.exists()  # before: an empty database was made and "copied" from
+    _one_error_line(["db", "copy", db[1], db[1]], "SOURCE and TARGET are the same database")

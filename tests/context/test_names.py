@@ -69,6 +69,7 @@ def test_unknown_names_are_clear_errors(shop: Database) -> None:
         ("a/b.py:7-", ("a/b.py", 7, None)),
         ("a/b.py:-5", ("a/b.py", 1, 5)),
         ("a/b.py", ("a/b.py", None, None)),
+        ("a/new\nline.py:3-4", ("a/new\nline.py", 3, 4)),  # any byte of a name, newlines too
     ],
 )
 def test_parse_range(spec: str, parsed: tuple[str, int | None, int | None]) -> None:

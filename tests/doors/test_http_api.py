@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import time
@@ -161,6 +162,18 @@ def test_tokens_come_from_a_file_or_the_environment(tmp_path: Path) -> None:
 # -- trees -------------------------------------------------------------------------------------
 
 
+def test_unknown_routes_and_methods_answer_in_the_error_shape(client: httpx.Client) -> None:
+    missing = client.get("/v1/nope")
+    assert missing.status_code == 404 and error(missing) == {
+        "type": "not_found",
+        "message": "no route /v1/nope; the routes are listed at /v1/openapi.json",
+    }
+    wrong = client.put("/v1/trees")
+    assert wrong.status_code == 405 and error(wrong)["type"] == "method_not_allowed"
+    assert wrong.headers["allow"] == "GET"
+    assert client.get("/v1/health").status_code == 200  # still serving
+
+
 def test_trees_show_nodes_and_unknown_tree(client: httpx.Client, project: Path) -> None:
     trees = client.get("/v1/trees").json()["trees"]
     assert [t["name"] for t in trees] == ["demo"]
@@ -205,19 +218,31 @@ def test_query_limits_and_bad_input_are_4xx(client: httpx.Client, service: Servi
     long = post({"question": "x" * (service.limits.max_question_chars + 1)})
     assert long.status_code == 413 and "characters" in error(long)["message"]
     assert post({"question": "  "}).status_code == 400
-    assert post({"question": "x", "k": 0}).status_code == 413
+    zero = post({"question": "x", "k": 0})
+    assert zero.status_code == 400 and error(zero) == {
+        "type": "bad_request",
+        "message": "k must be >= 1, got 0",
+    }
+    assert post({"question": "x", "budget": -5}).status_code == 400
     assert post({"question": "x", "budget": 10**9}).status_code == 413
     typo = post({"question": "x", "kk": 3})
     assert typo.status_code == 422 and "kk" in error(typo)["message"]
     assert post({"k": 3}).status_code == 422  # no question
     assert post({"question": "x", "k": "many"}).status_code == 422
     assert post({"question": "x", "strategy": "nope"}).status_code == 400
+    echoed = post({"question": "x", "strategy": "s" * 50_000})  # the message quotes it
+    assert echoed.status_code == 400 and len(error(echoed)["message"]) < 1_100
+    assert error(echoed)["message"].endswith("more characters)")
     malformed = client.post(
         "/v1/trees/demo/query",
         content=b'{"question": "x",',
         headers={"Content-Type": "application/json"},
     )
-    assert malformed.status_code == 422 and error(malformed)["type"] == "invalid_request"
+    assert malformed.status_code == 422 and error(malformed) == {
+        "type": "invalid_request",
+        "message": "malformed JSON body at character 17: Expecting property name enclosed in"
+        " double quotes",
+    }
     not_object = client.post(
         "/v1/trees/demo/query", content=b"[1, 2]", headers={"Content-Type": "application/json"}
     )
@@ -545,3 +570,34 @@ def test_outline_and_find_symbol(client: httpx.Client) -> None:
     assert "app/service.py::AdminService.get_user" in body["candidates"]
     missing = client.get("/v1/trees/demo/symbols/find", params={"name": "no_such_thing"})
     assert missing.status_code == 404
+
+
+def test_a_non_utf8_file_name_is_shown_not_a_500(tmp_path: Path) -> None:
+    """Stored names keep non-UTF-8 bytes as surrogate escapes, which JSON cannot encode: every
+    answer naming one (listings, queries, retrieval, errors) shows the byte as ``\\xNN``."""
+    root = tmp_path / "weird"
+    root.mkdir()
+    (root / os.fsdecode(b"bad\xffname.py")).write_text("def odd_name_handler():\n    return 2\n")
+    (root / "ok.py").write_text("x = 1\n")
+    db = treeseek.open(tmp_path / "w.db")
+    try:
+        db.index(root, name="weird")
+        with (
+            live(create_app(Service(db, freshness_ttl=0))) as url,
+            httpx.Client(base_url=url, timeout=60) as c,
+        ):
+            nodes = c.get("/v1/trees/weird/nodes")
+            assert nodes.status_code == 200, nodes.text
+            assert "bad\\xffname.py" in [n["path"] for n in nodes.json()["nodes"]]
+            for body in ({"question": "odd_name_handler"}, {"question": "odd", "budget": 500}):
+                answer = c.post("/v1/trees/weird/query", json=body)
+                assert answer.status_code == 200, answer.text
+                assert answer.json()["files"][0]["path"] == "bad\\xffname.py"
+            items = c.post("/v1/retrieve", json={"tree": "weird", "query": "odd_name_handler"})
+            assert items.status_code == 200 and items.json()["items"][0]["source"] == (
+                "bad\\xffname.py"
+            )
+            outline = c.get("/v1/trees/weird/outline")
+            assert outline.status_code == 200, outline.text
+    finally:
+        db.close()

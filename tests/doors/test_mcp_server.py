@@ -94,12 +94,19 @@ async def exercise(client: Client, project: Path) -> None:
         ({"tool": "references", "tree": "demo", "name": "x", "kind": "friends"}, "unknown kind"),
         ({"tool": "references", "tree": "demo", "name": "nope.py::f"}, "not found"),
         ({"tool": "index", "tree": "nope"}, "no tree named"),
+        ({"tool": "search", "tree": "demo"}, "bad arguments: question: Field required"),
+        ({"tool": "find_symbol", "tree": "demo", "name": "n" * 100_000}, "more characters)"),
+        (
+            {"tool": "read", "tree": "demo", "path": "big.txt", "start": "one"},
+            "bad arguments: start: Input should be a valid integer",
+        ),
     ):
         tool = args.pop("tool")
         failed = await client.call_tool(tool, args)
         assert failed.is_error, (tool, args)
         message = text(failed)
         assert needle in message and "\n" not in message and "Traceback" not in message
+        assert len(message) < 1_100, len(message)  # bounded, whatever the arguments
 
     filtered = text(
         await client.call_tool(
@@ -203,3 +210,92 @@ def test_mcp_http_refuses_a_public_address_without_a_token(db_path: Path) -> Non
 
     with pytest.raises(ConfigError, match="without a token"):
         run_mcp(db=db_path, http=True, host="0.0.0.0", port=1)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.parametrize("roots", [[], ["--index-root"]])
+def test_mcp_http_indexes_new_directories_only_under_index_roots(
+    db_path: Path, tmp_path: Path, roots: list[str]
+) -> None:
+    """``treeseek mcp --http`` is a socket anyone on the machine (or a token holder) reaches:
+    like ``treeseek serve`` it indexes no new directory without ``--index-root``."""
+    import subprocess
+    import time
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "secret.py").write_text("API_KEY = 'do-not-serve'\n")
+    port = _free_port()
+    args = [sys.executable, "-m", "treeseek", "mcp", "--http", "--port", str(port)]
+    args += ["--db", str(db_path), *(["--index-root", str(tmp_path)] if roots else [])]
+    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.Popen(args, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(600):  # until it listens
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/mcp", timeout=1)
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+                time.sleep(0.1)
+
+        async def session(client: Client) -> None:
+            result = await client.call_tool("index", {"path": str(elsewhere), "tree": "leak"})
+            if roots:
+                assert not result.is_error, text(result)
+                assert "indexed leak" in text(result)
+            else:
+                assert result.is_error
+                assert "indexes no new directories" in text(result)
+                assert "no tree named 'leak'" in text(
+                    await client.call_tool("read", {"tree": "leak", "path": "secret.py"})
+                )
+
+        run(session, f"http://127.0.0.1:{port}/mcp")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_a_non_utf8_file_name_does_not_end_the_stdio_session(tmp_path: Path) -> None:
+    """A name with a non-UTF-8 byte (stored as a surrogate escape) in an answer used to kill
+    the server mid-session; it is shown as ``\\xNN``."""
+    root = tmp_path / "weird"
+    root.mkdir()
+    (root / os.fsdecode(b"bad\xffname.py")).write_text("def odd_name_handler():\n    return 2\n")
+    (root / os.fsdecode(b"dir\xff")).mkdir()
+    (root / os.fsdecode(b"dir\xff") / "inner.py").write_text("y = 1\n")
+    db_path = tmp_path / "w.db"
+    with treeseek.open(db_path) as db:
+        db.index(root, name="weird")
+
+    async def session(client: Client) -> None:
+        for budget in (0, 500):
+            found = await client.call_tool(
+                "search", {"tree": "weird", "question": "odd_name_handler", "budget": budget}
+            )
+            assert not found.is_error and "bad\\xffname.py" in text(found), text(found)
+        outline = await client.call_tool("outline", {"tree": "weird", "path": ""})
+        assert "bad\\xffname.py" in text(outline)
+        assert "weird" in text(await client.call_tool("trees", {}))  # still serving
+
+    run(session, stdio_params(db_path, tmp_path))
+
+    # an error naming such a path (a client that sends one as a JSON escape) is shown too:
+    # "dir\\xff is a directory, not a file"
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    with treeseek.open(db_path) as db:
+        server = build_server(Service(db))
+        args = {"tree": "weird", "path": "dir\udcff"}
+        with pytest.raises(ToolError) as caught:
+            anyio.run(server.call_tool, "read", args)
+        assert "dir\\xff is a directory" in str(caught.value)
+        str(caught.value).encode("utf-8")

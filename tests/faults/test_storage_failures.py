@@ -114,6 +114,27 @@ def test_a_damaged_database_is_named_never_written_and_checked(
     assert _cli("index", str(source), "--name", "t", "--db", str(db)).returncode == 0
 
 
+@pytest.mark.parametrize("damage", ["schema page", "not a database"])
+def test_db_check_calls_a_file_it_cannot_even_read_damaged(
+    indexed: tuple[Path, Path], damage: str
+) -> None:
+    """A file whose schema page is garbage, or that is no SQLite file at all, is a verdict
+    (damaged, exit 3), not "cannot open the database to check it" (exit 1): the other commands
+    send the user to `treeseek db check` for exactly these."""
+    db, _ = indexed
+    if damage == "schema page":
+        with db.open("r+b") as f:
+            f.seek(100)  # past the 100-byte header, over sqlite_master's page
+            f.write(b"\xde\xad" * ((PAGE - 100) // 2))
+    else:
+        db.write_bytes(b"these are not the bytes of a database\n" * 200)
+    proc = _cli("query", "t", "handler request", "--db", str(db))
+    _one_line_error(proc, str(db), "damaged", "db check")
+    check = _cli("db", "check", "--db", str(db))
+    assert check.returncode == 3 and "damaged" in check.stderr, check.stderr
+    assert "Traceback" not in check.stderr
+
+
 def test_db_check_of_a_missing_file_is_an_error_not_a_verdict(tmp_path: Path) -> None:
     proc = _cli("db", "check", "--db", str(tmp_path / "none.db"))
     _one_line_error(proc, "none.db")

@@ -139,3 +139,13 @@ def test_recording_survives_non_utf8_names(tmp_path: Path) -> None:
     RecordingNavigator(ScriptedNavigator([ScriptedReply([odd], True)]), log).rank(req)
     replayed = ScriptedNavigator.from_replay(log).rank(req)
     assert replayed.ranked_ids == ["n1"] and replayed.done
+
+
+def test_a_replay_line_without_the_recorded_fields_names_them(tmp_path: Path) -> None:
+    f = tmp_path / "r.jsonl"
+    f.write_text('{"key": "k"}\n')
+    with pytest.raises(ConfigError) as caught:
+        read_replay(f)
+    assert str(caught.value) == (f"{f}:1: not a recorded rank call: no 'ranked_ids', 'done'"), (
+        "the missing fields, not a Python signature"
+    )

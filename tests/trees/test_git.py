@@ -167,3 +167,18 @@ def test_a_missing_blob_keeps_the_file_without_content(bare_repo: BareRepo, tmp_
         assert report.unreadable == 2
         assert db.text("partial", "a.py") == "a = 1\n"
         assert db.content("partial", "b.py") is None
+
+
+def test_a_linked_worktree_or_submodule_checkout_names_its_git_dir(
+    bare_repo: BareRepo, tmp_path: Path
+) -> None:
+    """``treeseek index CHECKOUT --rev REV`` where CHECKOUT/.git is a file (``git worktree
+    add``, a submodule): the builder follows its ``gitdir:`` line."""
+    first = bare_repo.commit({"a.py": b"one"})
+    second = bare_repo.commit({"a.py": b"two"})
+    checkout = tmp_path / "linked"
+    bare_repo.git("worktree", "add", "-q", "--detach", str(checkout), second)
+    assert (checkout / ".git").is_file()
+    with GitTreeBuilder(checkout, "HEAD~1") as builder:
+        assert builder.commit == first
+        assert _list(builder)[0] == {"a.py": b"one"}

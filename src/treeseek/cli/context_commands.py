@@ -11,12 +11,12 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from treeseek.cli.app import app
 from treeseek.cli.common import (
     DbOption,
     JsonOption,
+    display_path,
     err_console,
     open_database,
     print_json,
@@ -28,6 +28,7 @@ from treeseek.errors import NodeNotFound
 def cat_lines(database: Database, tree: str, spec: str, as_json: bool) -> bool:
     """Print ``PATH:A-B`` as numbered lines; False when ``spec`` is a plain path (or a file
     whose name really ends so)."""
+    from treeseek.cli.display_context import display_span
     from treeseek.context.names import parse_range
     from treeseek.context.render import render_span
 
@@ -43,7 +44,7 @@ def cat_lines(database: Database, tree: str, spec: str, as_json: bool) -> bool:
     if as_json:
         print_json({"tree": tree, **span.to_dict()})
     else:
-        typer.echo(render_span(span))
+        typer.echo(render_span(display_span(span)))
     return True
 
 
@@ -57,6 +58,7 @@ def outline_command(
     as_json: JsonOption = False,
 ) -> None:
     """The symbols of a file or directory: signatures, line spans, first docstring lines."""
+    from treeseek.cli.display_context import display_outline
     from treeseek.context.render import render_outline
 
     with open_database(db) as database:
@@ -64,9 +66,9 @@ def outline_command(
     if as_json:
         print_json(result.to_dict())
     elif result.files:
-        typer.echo(render_outline(result))
+        typer.echo(render_outline(display_outline(result)))
     else:
-        err_console.print(f"no symbols under {escape(path or '.')}")
+        err_console.print(f"no symbols under {display_path(path)}")
 
 
 @app.command("expand")
@@ -86,6 +88,7 @@ def expand_command(
     as_json: JsonOption = False,
 ) -> None:
     """Show one item of an answer in full, without searching again."""
+    from treeseek.cli.display_context import display_context
     from treeseek.context.render import render_context
 
     with open_database(db) as database:
@@ -93,4 +96,4 @@ def expand_command(
     if as_json:
         print_json(answer.to_dict())
     else:
-        typer.echo(render_context(answer))
+        typer.echo(render_context(display_context(answer)))

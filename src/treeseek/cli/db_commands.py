@@ -9,6 +9,7 @@ treeseek db check --db repo.db [--full]     # exit 0 intact, 3 damaged, 1 cannot
 from __future__ import annotations
 
 from dataclasses import asdict
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -16,6 +17,7 @@ import typer
 from treeseek.cli.app import app
 from treeseek.cli.common import DbOption, JsonOption, display_path, out_console, print_json
 from treeseek.config import resolve_db_path
+from treeseek.errors import ConfigError, StoreError
 from treeseek.index.transfer import copy_trees
 from treeseek.store import check_store, open_store
 
@@ -55,9 +57,19 @@ def copy_command(
 ) -> None:
     """Copy trees with their contents and code layers from SOURCE to TARGET (SQLite to
     PostgreSQL and back); a tree of the same name in TARGET is replaced, atomically."""
-    src = open_store(resolve_db_path(source))
+    src_location, dst_location = resolve_db_path(source), resolve_db_path(target)
+    if isinstance(src_location, Path) and not src_location.is_file():  # never create a source
+        raise StoreError(f"no treeseek database at {src_location} to copy from; check SOURCE")
+    if src_location == dst_location or (
+        isinstance(src_location, Path)
+        and isinstance(dst_location, Path)
+        and dst_location.exists()
+        and src_location.samefile(dst_location)
+    ):
+        raise ConfigError(f"SOURCE and TARGET are the same database ({src_location})")
+    src = open_store(src_location)
     try:
-        dst = open_store(resolve_db_path(target))
+        dst = open_store(dst_location)
         try:
             copied = copy_trees(src, dst, tree or None)
         finally:

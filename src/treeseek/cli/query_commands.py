@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from rich.rule import Rule
 from rich.table import Table
 
 from treeseek.cli.app import app
@@ -54,8 +55,20 @@ def _paths(trace: Trace, ids: list[str]) -> str:
     return ", ".join(display_path(trace.paths.get(i, i)) for i in ids) or "—"
 
 
+#: a rule's width when piped (the console is 4,096 columns wide there, so nothing wraps)
+PIPED_RULE_WIDTH = 100
+
+
+def _rule(title: str = "") -> None:
+    if console.is_terminal:
+        width = console.width
+    else:  # as wide as its title needs, no wider
+        width = min(console.width, max(PIPED_RULE_WIDTH, len(title) + 8))
+    console.print(Rule(title), width=width)
+
+
 def _print_round(trace: Trace, rnd: RoundTrace) -> None:
-    console.rule(
+    _rule(
         f"round {rnd.round} · frontier {_paths(trace, rnd.frontier)} · "
         f"{rnd.visible_count} visible · {len(rnd.blocks)} block(s) · pick_limit {rnd.pick_limit}"
     )
@@ -99,7 +112,7 @@ def print_trace(result: Result) -> None:
     )
     for rnd in trace.rounds:
         _print_round(trace, rnd)
-    console.rule()
+    _rule()
     console.print(f"stopped: {display_markup(trace.stop_reason)} · {trace.wall_s * 1000:.0f} ms")
     for event in trace.events:
         console.print(f"  {display_markup(event)}")
@@ -121,7 +134,7 @@ def print_files(result: Result, show_content: bool, stats: bool = False) -> None
         out_console.print("no files found")
     for rank, hit in enumerate(result.files, 1):
         note = "" if hit.content_status == "stored" else f"  ({hit.content_status})"
-        if hit.truncated:
+        if hit.truncated and show_content:  # what --content prints is cut; the ranking is not
             note += "  (truncated)"
         out_console.print(f"{rank:>2}. {display_path(hit.path)}{display_markup(note)}")
         if show_content and hit.content is not None:
@@ -154,8 +167,49 @@ def read_question(question: str | None, question_file: Path | None) -> str:
     return data.decode("utf-8", "replace")
 
 
+#: the ``[query]`` settings of treeseek.toml: defaults of the options of the same names
+QUERY_SETTINGS: dict[str, type] = {
+    "k": int,
+    "budget": int,
+    "disclose": str,
+    "strategy": str,
+    "ranker": str,
+    "hints": int,
+    "top_layer_tokens": int,
+    "vectors": str,
+    "timeout": float,
+    "deadline": float,
+}
+
+
+def query_settings(settings: dict[str, Any], ctx: typer.Context) -> dict[str, Any]:
+    """The config file's ``[query]`` values of the options not given on the command line;
+    ConfigError naming the file for an unknown key or a value of the wrong type."""
+    table: dict[str, Any] = settings.get("query") or {}
+    where = f"{settings.get('_file', 'treeseek.toml')} [query]"
+    unknown = sorted(set(table) - set(QUERY_SETTINGS))
+    if unknown:
+        known = ", ".join(QUERY_SETTINGS)
+        raise ConfigError(f"{where}: unknown setting(s) {', '.join(unknown)}; known: {known}")
+    chosen: dict[str, Any] = {}
+    for name, value in table.items():
+        kind = QUERY_SETTINGS[name]
+        number = isinstance(value, int) and not isinstance(value, bool)
+        if not (isinstance(value, kind) and not isinstance(value, bool)) and not (
+            kind is float and number
+        ):
+            raise ConfigError(
+                f"{where}: {name} = {value!r}; give a{'n' * (kind is int)} {kind.__name__}"
+            )
+        source = ctx.get_parameter_source(name)  # typer's vendored click: compare by name
+        if source is None or source.name == "DEFAULT":
+            chosen[name] = float(value) if kind is float else value
+    return chosen
+
+
 @app.command("query")
 def query_command(
+    ctx: typer.Context,
     tree: Annotated[str, typer.Argument(help="Name of an indexed tree (see `treeseek trees`).")],
     question: Annotated[
         str | None,
@@ -269,6 +323,17 @@ def query_command(
 
     text = read_question(question, question_file)
     settings = load_config()
+    defaults = query_settings(settings, ctx)  # the command line wins over the config file
+    k = defaults.get("k", k)
+    budget = defaults.get("budget", budget)
+    disclose = defaults.get("disclose", disclose)
+    strategy = defaults.get("strategy", strategy)
+    ranker = defaults.get("ranker", ranker)
+    hints = defaults.get("hints", hints)
+    top_layer_tokens = defaults.get("top_layer_tokens", top_layer_tokens)
+    vectors = defaults.get("vectors", vectors)
+    timeout = defaults.get("timeout", timeout)
+    deadline = defaults.get("deadline", deadline)
     navigator = navigator_from_spec(llm, config=settings.get("llm"))
     budgeted = budget is not None or disclose is not None
     with open_database(db) as database:  # the Python API's query: same defaults, same checks
@@ -302,7 +367,8 @@ def query_command(
             f"{len(result.files)} file(s) from the rounds that finished (--deadline)"
         )
     if budgeted:
-        print_context(answer, as_json)
+        stored = any(hit.content_status == "stored" for hit in result.files)
+        print_context(answer, as_json, nothing_stored=bool(result.files) and not stored)
         print_footer(result, stats)
     elif as_json:
         print_json({"tree": tree, "query": text, **result.to_dict()})
@@ -310,16 +376,23 @@ def query_command(
         print_files(result, content, stats)
 
 
-def print_context(answer: Context, as_json: bool) -> None:
-    """A budgeted answer: its JSON, or its text on stdout and the budget line on stderr."""
+def print_context(answer: Context, as_json: bool, *, nothing_stored: bool = False) -> None:
+    """A budgeted answer: its JSON, or its text on stdout and the budget line on stderr
+    (``nothing_stored``: no ranked file has stored content, e.g. a path-only tree)."""
+    from treeseek.cli.display_context import display_context
     from treeseek.context.render import budget_line, render_context
 
     if as_json:
         print_json(answer.to_dict())
         return
-    text = render_context(answer)
+    text = render_context(display_context(answer))
     if text:
         typer.echo(text)  # plain: never wrapped, whatever the terminal
     else:
-        out_console.print("nothing fits the budget" if answer.files else "no files found")
+        if nothing_stored:
+            message = "the ranked files have no stored content to show (a path-only tree?); ask"
+            message += " without --budget for their paths"
+        else:
+            message = "nothing fits the budget" if answer.files else "no files found"
+        out_console.print(message)
     console.print(f"[dim]{display_markup(budget_line(answer))}[/dim]")

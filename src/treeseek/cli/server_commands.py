@@ -40,7 +40,8 @@ IndexRootOption = Annotated[
     list[Path] | None,
     typer.Option(
         "--index-root",
-        help="A directory under which clients may index new trees (repeatable).",
+        help="A directory under which clients may index new trees (repeatable; without it"
+        " `serve` and `mcp --http` index no new directories, `mcp` over stdio any).",
         show_default=False,
     ),
 ]

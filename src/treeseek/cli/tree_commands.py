@@ -322,12 +322,7 @@ def cat_command(
             )
         data = database.content(tree, node)
         if data is None and not as_json:
-            reason = {
-                ContentStatus.BINARY: "it is binary",
-                ContentStatus.TOO_LARGE: "it is larger than the size limit (--max-file-bytes)",
-                ContentStatus.UNREADABLE: "it could not be read when indexed",
-                ContentStatus.ABSENT: "the tree was built from a path list",
-            }.get(node.content_status, "no content was stored")
+            reason = node.content_status.missing_because
             raise NodeNotFound(f"{display_text(node.path)} has no stored content: {reason}")
     if as_json:
         print_json(

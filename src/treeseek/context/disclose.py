@@ -199,7 +199,9 @@ def _line_span(
 ) -> Span:
     lines = source.lines(path)
     if lines is None:
-        raise NodeNotFound(f"{path} has no stored text to show")
+        node = source.node(path)
+        why = node.content_status.missing_because if node is not None else "no content was stored"
+        raise NodeNotFound(f"{path} has no stored content: {why}")
     n = len(lines)
     if start is None and end is None:
         s, e = 1, n

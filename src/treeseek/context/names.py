@@ -112,13 +112,13 @@ def _resolve_in_tree(source: TreeSource, name: str) -> ResolvedSymbol:
 
 # -- line ranges -------------------------------------------------------------------------------
 
-_RANGE = re.compile(r"^(?P<path>.+?):(?P<start>\d+)?(?:(?P<dash>-)(?P<end>\d+)?)?$")
+_RANGE = re.compile(r"(?P<path>.+?):(?P<start>\d+)?(?:(?P<dash>-)(?P<end>\d+)?)?", re.DOTALL)
 
 
 def parse_range(spec: str) -> tuple[str, int | None, int | None]:
     """``path:A-B`` -> (path, A, B); ``path:A`` -> (path, A, A); ``path:A-`` -> (path, A,
     None: to the end); ``path:-B`` -> (path, 1, B); ``path`` -> (path, None, None)."""
-    m = _RANGE.match(spec)
+    m = _RANGE.fullmatch(spec)
     if m is None or (m["start"] is None and m["end"] is None):
         if ":" in spec and re.search(r":[^/]*$", spec) and not spec.endswith(":"):
             tail = spec.rsplit(":", 1)[1]

@@ -114,6 +114,9 @@ def outline(source: TreeSource, path: str = "", counter: TokenCounter | None = N
             f"no node {path!r} in tree {source.tree!r}; use `treeseek show {source.tree}`"
         )
     if node.is_file:
+        if source.lines(path) is None:  # binary, too large, unreadable: not "0 lines"
+            why = node.content_status.missing_because
+            raise NodeNotFound(f"{path} has no stored content: {why}")
         return Outline(source.tree, path, (outline_file(source, path, counter),))
     paths = source.file_paths(path)
     source.prefetch_symbols(paths)

@@ -33,6 +33,10 @@ def request_key(request: RankRequest) -> str:
     return h.hexdigest()[:32]
 
 
+#: the fields every recorded call has (the others have defaults)
+_REQUIRED = ("key", "ranked_ids", "done")
+
+
 @dataclass(slots=True)
 class RecordedCall:
     key: str
@@ -55,6 +59,9 @@ class RecordedCall:
             data = json.loads(line)
             if not isinstance(data, dict):
                 raise ValueError("not a JSON object")
+            missing = [f.name for f in fields(cls) if f.name in _REQUIRED and f.name not in data]
+            if missing:
+                raise ValueError(f"no {', '.join(repr(m) for m in missing)}")
             usage_raw = data.pop("usage", None) or {}
             known = {f.name for f in fields(Usage)}
             usage = Usage(**{k: v for k, v in usage_raw.items() if k in known})

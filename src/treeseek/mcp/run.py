@@ -22,11 +22,15 @@ def run(
     llm: str | None = None,
 ) -> None:
     """Serve until the client disconnects (stdio) or until interrupted (HTTP, at
-    ``http://HOST:PORT/mcp``). ``index_roots``: directories the ``index`` tool may read
-    (None: any, the stdio default: the agent runs as the user)."""
+    ``http://HOST:PORT/mcp``). ``index_roots``: directories the ``index`` tool may read (None:
+    over stdio any, the agent runs as the user; over HTTP none, as ``treeseek serve``: a client
+    of a socket, another local user or a token holder, must not index and read any directory
+    this process can read)."""
     require_extra("mcp", ["mcp", "uvicorn"] if http else ["mcp"])
     if http:
         check_bind(host, token)
+        if index_roots is None:
+            index_roots = []
     import anyio
 
     import treeseek

@@ -13,13 +13,15 @@ from typing import Any, TypeVar
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import ToolAnnotations
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from pydantic import ValidationError
 
 import treeseek
 from treeseek.errors import TreeseekError
 from treeseek.service import Jobs, Service, error_kind
-from treeseek.service.core import number_lines
+from treeseek.service.core import error_message, number_lines
+from treeseek.service.encoding import utf8_text
 
 T = TypeVar("T")
 
@@ -41,9 +43,9 @@ async def _call(fn: Callable[[], T]) -> T:
     except TreeseekError as exc:
         kind = error_kind(exc)
         prefix = {"not_found": "not found", "ambiguous": "ambiguous", "limit": "too large"}
-        raise ToolError(f"{prefix.get(kind, 'error')}: {exc}") from exc
+        raise ToolError(f"{prefix.get(kind, 'error')}: {error_message(exc)}") from exc
     except Exception as exc:  # never take the server down
-        raise ToolError(f"internal error ({type(exc).__name__}): {exc}") from exc
+        raise ToolError(f"internal error ({type(exc).__name__}): {error_message(exc)}") from exc
 
 
 def _reference_line(row: dict[str, Any]) -> str:
@@ -98,11 +100,44 @@ def render_search(answer: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def bad_arguments(exc: ValidationError) -> str:
+    """The arguments a tool call got wrong, on one line (``question: Field required; k: ...``),
+    without pydantic's multi-line report, its documentation links or the rejected values."""
+    problems = [
+        f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
+        for err in exc.errors()[:5]
+    ]
+    return "bad arguments: " + "; ".join(problems)
+
+
+class TreeseekMCPServer(MCPServer):
+    """The SDK's server, with argument validation failures as one-line tool errors."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            result = await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
+                if utf8_text(str(exc)) == str(exc):
+                    raise
+                # a non-UTF-8 name in the message: the client's stream could not carry it
+                raise type(exc)(utf8_text(str(exc))) from cause
+            raise ToolError(f"Error executing tool {name}: {bad_arguments(cause)}") from cause
+        if isinstance(result, CallToolResult):  # non-UTF-8 names would end the session
+            for item in result.content:
+                if isinstance(item, TextContent):
+                    item.text = utf8_text(item.text)
+        return result
+
+
 def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
     """The MCP server over ``service`` (tools: search, outline, read, find_symbol,
     references, trees, index)."""
     jobs = jobs or Jobs(service)
-    server: MCPServer = MCPServer(
+    server: MCPServer = TreeseekMCPServer(
         name="treeseek",
         version=treeseek.__version__,
         instructions=INSTRUCTIONS,

@@ -14,6 +14,7 @@ connection per thread), bounded by the wall-time limit.
 
 from __future__ import annotations
 
+import functools
 import hmac
 import json
 import logging
@@ -25,12 +26,15 @@ import anyio
 from fastapi import Body, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import treeseek
 from treeseek.errors import TreeseekError
 from treeseek.server import models as m
 from treeseek.service import Jobs, Service, error_kind
+from treeseek.service.core import error_message
+from treeseek.service.encoding import utf8_safe
 
 log = logging.getLogger("treeseek.server")
 
@@ -55,6 +59,7 @@ _STATUS = {
 def _error(status: int, kind: str, message: str, **extra: Any) -> JSONResponse:
     body: dict[str, Any] = {"type": kind, "message": message}
     body.update({k: v for k, v in extra.items() if v is not None})
+    body = utf8_safe(body)  # a non-UTF-8 name in a message
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
     return JSONResponse({"error": body}, status_code=status, headers=headers)
 
@@ -157,15 +162,33 @@ def create_app(service: Service, *, token: str | None = None, jobs: Jobs | None 
     async def treeseek_error(request: Request, exc: TreeseekError) -> JSONResponse:
         kind = error_kind(exc)
         candidates = getattr(exc, "candidates", None)
-        return _error(_STATUS.get(kind, 400), kind, str(exc), candidates=candidates)
+        message = error_message(exc)
+        return _error(_STATUS.get(kind, 400), kind, message, candidates=candidates)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         problems = []
         for err in exc.errors()[:5]:
+            if err.get("type") == "json_invalid":  # loc is ("body", character offset)
+                at = err.get("loc", ())[-1]
+                reason = err.get("ctx", {}).get("error", "invalid")
+                problems.append(f"malformed JSON body at character {at}: {reason}")
+                continue
             where = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
             problems.append(f"{where or 'body'}: {err.get('msg', 'invalid')}")
         return _error(422, "invalid_request", "; ".join(problems) or "invalid request")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # an unknown route (404) or method (405): the same error shape as every other answer
+        kind = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "bad_request")
+        message = {
+            404: f"no route {request.url.path}; the routes are listed at {API}/openapi.json",
+            405: f"{request.method} is not allowed on {request.url.path}",
+        }.get(exc.status_code, str(exc.detail))
+        response = _error(exc.status_code, kind, message)
+        response.headers.update(exc.headers or {})  # 405's Allow
+        return response
 
     @app.exception_handler(TimeoutError)
     async def timeout(request: Request, exc: TimeoutError) -> JSONResponse:
@@ -187,11 +210,25 @@ def create_app(service: Service, *, token: str | None = None, jobs: Jobs | None 
 
     Handler = Callable[..., Awaitable[Any]]
 
+    def utf8_answers(route: Callable[[Handler], Handler]) -> Callable[[Handler], Handler]:
+        """``route``, its handler's answer made encodable (non-UTF-8 names as ``\\xNN``)."""
+
+        def decorate(fn: Handler) -> Handler:
+            @functools.wraps(fn)
+            async def handler(*args: Any, **kwargs: Any) -> Any:
+                return utf8_safe(await fn(*args, **kwargs))
+
+            return route(handler)
+
+        return decorate
+
     def get(path: str, model: type[Any]) -> Callable[[Handler], Handler]:
-        return app.get(API + path, response_model=model, response_model_exclude_none=False)
+        return utf8_answers(
+            app.get(API + path, response_model=model, response_model_exclude_none=False)
+        )
 
     def post(path: str, model: type[Any], status: int = 200) -> Callable[[Handler], Handler]:
-        return app.post(API + path, response_model=model, status_code=status)
+        return utf8_answers(app.post(API + path, response_model=model, status_code=status))
 
     @get("/health", m.Health)
     async def health() -> dict[str, Any]:

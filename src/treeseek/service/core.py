@@ -34,7 +34,7 @@ from treeseek.errors import (
     TreeseekError,
 )
 from treeseek.index.freshness import Freshness
-from treeseek.trees.model import ContentStatus, Node, TreeInfo
+from treeseek.trees.model import Node, TreeInfo
 
 if TYPE_CHECKING:
     from treeseek.llm.base import Navigator
@@ -92,6 +92,18 @@ class Limits:
     max_nodes: int = 10_000  # nodes of one tree view
 
 
+#: the longest error message the doors send: one echoing a 100 KB argument stays bounded
+MAX_ERROR_CHARS = 1_000
+
+
+def error_message(exc: BaseException) -> str:
+    """``str(exc)``, cut to :data:`MAX_ERROR_CHARS` with a note of how much was left out."""
+    text = str(exc)
+    if len(text) <= MAX_ERROR_CHARS:
+        return text
+    return f"{text[:MAX_ERROR_CHARS]}... ({len(text) - MAX_ERROR_CHARS:,} more characters)"
+
+
 def error_kind(exc: BaseException) -> str:
     """The category of an error: ``not_found``, ``ambiguous``, ``bad_request``, ``limit``,
     ``unavailable``, ``upstream`` or ``internal``."""
@@ -128,8 +140,8 @@ def check_path(path: str) -> str:
 def _limit(name: str, value: int | float | None, maximum: int | float, minimum: int = 1) -> None:
     if value is None:
         return
-    if value < minimum:
-        raise LimitExceeded(f"{name} must be >= {minimum}, got {value}")
+    if value < minimum:  # a bad value (400), not a request over the server's limits (413)
+        raise ConfigError(f"{name} must be >= {minimum}, got {value}")
     if value > maximum:
         raise LimitExceeded(f"{name} is {value}, over this server's limit of {maximum}")
 
@@ -344,12 +356,7 @@ class Service:
             raise NodeNotFound(f"{node.path or '.'} is a directory, not a file; list it instead")
         text = self.db.text(tree, node)
         if text is None:
-            reason = {
-                ContentStatus.BINARY: "it is binary",
-                ContentStatus.TOO_LARGE: "it was larger than the size limit when indexed",
-                ContentStatus.UNREADABLE: "it could not be read when indexed",
-                ContentStatus.ABSENT: "the tree was built from a path list",
-            }.get(node.content_status, "no content was stored")
+            reason = node.content_status.missing_because
             raise NodeNotFound(f"{node.path} has no stored content: {reason}")
         lines = text.split("\n")
         if lines and lines[-1] == "":

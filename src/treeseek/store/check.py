@@ -94,8 +94,11 @@ def _read_only(path: Path) -> sqlite3.Connection:
         conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30)
         try:
             conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
-        except sqlite3.OperationalError as exc:
-            if primary_code(exc) not in (SQLITE_READONLY, SQLITE_CANTOPEN):
+        except sqlite3.DatabaseError as exc:  # a malformed file raises DatabaseError itself
+            if not isinstance(exc, sqlite3.OperationalError) or primary_code(exc) not in (
+                SQLITE_READONLY,
+                SQLITE_CANTOPEN,
+            ):
                 return conn  # a damaged file: the check says so
             conn.close()
             conn = sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, timeout=30)

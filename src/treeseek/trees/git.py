@@ -50,8 +50,24 @@ def resolve_commit(git_dir: Path | str, commit: str) -> str:
 def _check_git_dir(git_dir: Path) -> None:
     if not git_dir.is_dir():
         raise BuildError(f"git directory {git_dir} does not exist")
-    if not (git_dir / "objects").is_dir() and not (git_dir / ".git").exists():
+    if not (git_dir / "objects").is_dir() and not (git_dir / "commondir").is_file():
         raise BuildError(f"{git_dir} is not a git directory (no objects/ inside)")
+
+
+def checkout_git_dir(path: Path) -> Path:
+    """The git directory of ``path``: its ``.git`` directory when it is a checkout, the one a
+    ``.git`` file names (``gitdir: ...``) in a linked worktree or a submodule, else ``path``."""
+    dot_git = path / ".git"
+    if dot_git.is_dir():
+        return dot_git
+    if dot_git.is_file():
+        try:
+            line = dot_git.read_text(encoding="utf-8", errors="surrogateescape").strip()
+        except OSError as exc:
+            raise BuildError(f"cannot read {dot_git}: {exc.strerror or exc}") from exc
+        if line.startswith("gitdir:"):
+            return (path / line.removeprefix("gitdir:").strip()).resolve()
+    return path
 
 
 class GitTreeBuilder(TreeBuilder, Closing):
@@ -68,9 +84,7 @@ class GitTreeBuilder(TreeBuilder, Closing):
     source = TreeSource.GIT
 
     def __init__(self, git_dir: Path | str, commit: str, *, root: str | None = None) -> None:
-        path = Path(git_dir).expanduser().resolve()
-        if path.is_dir() and (path / ".git").is_dir():
-            path = path / ".git"  # a checkout was given: use its git directory
+        path = checkout_git_dir(Path(git_dir).expanduser().resolve())  # a checkout was given
         _check_git_dir(path)
         self.git_dir = path
         self.commit = resolve_commit(path, commit)

@@ -48,6 +48,17 @@ class ContentStatus(StrEnum):
     ABSENT = "absent"  # path-only tree: no content exists
     NONE = "none"  # directories
 
+    @property
+    def missing_because(self) -> str:
+        """Why a file with this status has no stored content, as an error message ends."""
+        return {
+            ContentStatus.BINARY: "it is binary",
+            ContentStatus.TOO_LARGE: "it was larger than the size limit when indexed"
+            " (--max-file-bytes)",
+            ContentStatus.UNREADABLE: "it could not be read when indexed",
+            ContentStatus.ABSENT: "the tree was built from a path list",
+        }.get(self, "no content was stored")
+
 
 def node_id_for_path(path: str) -> str:
     """A short, stable, LLM-safe id for a repo-relative path.
