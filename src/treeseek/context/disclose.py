@@ -3,7 +3,8 @@
 :func:`disclose` turns ranked files (a query's hits) into a :class:`Context` at one level:
 
 - ``paths``: the ranked files with their scores and the signals that ranked them;
-- ``outline``: each ranked file's outline, best file first, while the outlines fit the budget;
+- ``outline``: each ranked file's outline, best file first, while the outlines fit the budget
+  (the best file's cut to its first symbols when the whole does not fit);
 - ``spans``: :func:`treeseek.context.select.select`: line spans within the budget;
 - ``full``: whole files, best first, until the budget is spent (the last one cut).
 
@@ -20,9 +21,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from treeseek.code.model import symbol_id
-from treeseek.context.model import Budget, Context, Level, RankedFile, Span
+from treeseek.context.model import Budget, Context, FileOutline, Level, RankedFile, Span
 from treeseek.context.names import check_range, parse_range, resolve_file, resolve_symbol
-from treeseek.context.outline import outline_file
+from treeseek.context.outline import cut_outline, outline_file
 from treeseek.context.select import Selection, evidence_dict, plan, select, whole_files
 from treeseek.context.source import TreeSource
 from treeseek.errors import AmbiguousSymbol, ConfigError, NodeNotFound
@@ -106,8 +107,10 @@ def disclose(
         for f in ranked:
             if not source.lines(f.path):
                 continue
-            o = outline_file(source, f.path, counter)
-            if used + o.tokens <= budget:
+            o: FileOutline | None = outline_file(source, f.path, counter)
+            if not ctx.outlines and o is not None:  # the best file is always represented:
+                o = cut_outline(o, budget, counter)  # its first symbols when not all fit
+            if o is not None and used + o.tokens <= budget:
                 ctx.outlines.append(o)
                 used += o.tokens
         ctx.files = ranked

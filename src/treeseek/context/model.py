@@ -118,6 +118,8 @@ class FileOutline:
     lines: int
     tokens: int  # tokens of the outline as text (what it costs an agent to read)
     items: tuple[OutlineItem, ...]
+    #: items left out so the outline fits a budget (the best file's, cut to its first items)
+    omitted: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -126,6 +128,7 @@ class FileOutline:
             "lines": self.lines,
             "tokens": self.tokens,
             "items": [i.to_dict() for i in self.items],
+            "omitted": self.omitted,
         }
 
 

@@ -9,6 +9,7 @@ outline of every file under it that has symbols, in path order.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from treeseek.code.model import Symbol, SymbolKind, symbol_id
 from treeseek.context.model import FileOutline, Outline, OutlineItem
@@ -83,8 +84,11 @@ _KIND_WORD = {
 }
 
 
-def render_file_outline(path: str, lines: int, items: Sequence[OutlineItem]) -> str:
-    """The text form: a header, then one line per symbol (``start-end  kind signature  # doc``)."""
+def render_file_outline(
+    path: str, lines: int, items: Sequence[OutlineItem], omitted: int = 0
+) -> str:
+    """The text form: a header, then one line per symbol (``start-end  kind signature  # doc``),
+    and how many symbols were left out to fit a budget, if any."""
     out = [f"{path} ({lines} lines)"]
     width = len(str(lines))
     for item in items:
@@ -94,6 +98,8 @@ def render_file_outline(path: str, lines: int, items: Sequence[OutlineItem]) -> 
         # Python-style signatures start with the name: say what it is; others carry keywords
         word = _KIND_WORD.get(item.kind, item.kind) + " " if item.signature.startswith(name) else ""
         out.append(f"  {span} {'  ' * item.depth}{word}{item.signature}{doc}")
+    if omitted:
+        out.append(f"  ... {omitted} more symbol{'s' if omitted != 1 else ''} (over the budget)")
     return "\n".join(out)
 
 
@@ -104,6 +110,30 @@ def outline_file(source: TreeSource, path: str, counter: TokenCounter | None = N
     items = items_of(path, source.symbols(path))
     text = render_file_outline(path, n, items)
     return FileOutline(path, source.language(path), n, counter.count(text), items)
+
+
+def cut_outline(full: FileOutline, budget: int, counter: TokenCounter) -> FileOutline | None:
+    """``full`` cut to its first items (line order) whose rendering, with the line saying how
+    many were left out, fits ``budget`` tokens; None when not even its header fits."""
+    if full.tokens <= budget:
+        return full
+
+    def cut(n: int) -> FileOutline:
+        kept = full.items[:n]
+        omitted = len(full.items) - n
+        text = render_file_outline(full.path, full.lines, kept, omitted)
+        return replace(full, tokens=counter.count(text), items=kept, omitted=omitted)
+
+    if cut(0).tokens > budget:
+        return None
+    lo, hi = 0, len(full.items) - 1  # the most items that fit (all of them do not)
+    while lo < hi:  # the rendering only grows with n
+        mid = (lo + hi + 1) // 2
+        if cut(mid).tokens <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return cut(lo)
 
 
 def outline(source: TreeSource, path: str = "", counter: TokenCounter | None = None) -> Outline:

@@ -42,7 +42,9 @@ def render_file(f: RankedFile) -> str:
 
 
 def render_outline(outline: Outline) -> str:
-    return "\n\n".join(render_file_outline(f.path, f.lines, f.items) for f in outline.files)
+    return "\n\n".join(
+        render_file_outline(f.path, f.lines, f.items, f.omitted) for f in outline.files
+    )
 
 
 def render_context(ctx: Context) -> str:
@@ -50,7 +52,9 @@ def render_context(ctx: Context) -> str:
     if ctx.level is Level.PATHS:
         return "\n".join(render_file(f) for f in ctx.files)
     if ctx.level is Level.OUTLINE:
-        return "\n\n".join(render_file_outline(o.path, o.lines, o.items) for o in ctx.outlines)
+        return "\n\n".join(
+            render_file_outline(o.path, o.lines, o.items, o.omitted) for o in ctx.outlines
+        )
     return render_spans(ctx.context)
 
 
