@@ -63,6 +63,31 @@ def check_tree_name(name: object) -> str:
     return name
 
 
+#: the longest name a new tree may get (names are shown in listings and sent in URLs)
+MAX_TREE_NAME = 200
+#: characters a new tree's name may not contain: "/" (HTTP addresses a tree by one path
+#: segment, so such a tree could not be reached), control characters and bidi overrides
+_BAD_NAME_CHARS = re.compile(r"[/\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def check_new_tree_name(name: str) -> str:
+    """A name for a tree that does not exist yet (ConfigError naming the rule otherwise).
+    Trees that already have such a name (made before this check) stay usable."""
+    check_tree_name(name)
+    if not name.strip():
+        raise ConfigError("a tree name cannot be empty or blank")
+    if len(name) > MAX_TREE_NAME:
+        raise ConfigError(f"a tree name has at most {MAX_TREE_NAME} characters, got {len(name)}")
+    bad = _BAD_NAME_CHARS.search(name)
+    if bad:
+        what = "'/'" if bad.group() == "/" else f"U+{ord(bad.group()):04X}"
+        raise ConfigError(
+            f"tree name {name!r:.80} contains {what}: give another with --name "
+            "(no '/', control characters or bidi overrides)"
+        )
+    return name
+
+
 def check_path_text(path: object, what: str = "path") -> str:
     """A path as the API takes it: a string that is a file name's text (the bytes of a
     non-UTF-8 name as ``os.fsdecode`` gives them are fine; other lone surrogates, NULs and
@@ -176,7 +201,7 @@ class Database(Closing):
             from treeseek.index.documents import DocumentBuilder, index_documents
 
             doc_builder = DocumentBuilder(source)
-            doc_tree = check_tree_name(name or _default_name(source, None))
+            doc_tree = self._target_name(name or _default_name(source, None))
             doc_report = index_documents(
                 self.store, doc_tree, doc_builder, embedder=self._index_embedder()
             )
@@ -187,7 +212,7 @@ class Database(Closing):
         builder = self._builder(source, paths_from, rev)
         try:
             self._skip_own_files(builder)
-            tree_name = check_tree_name(name or _default_name(source, paths_from))
+            tree_name = self._target_name(name or _default_name(source, paths_from))
             report = index_tree(
                 self.store,
                 tree_name,
@@ -204,6 +229,11 @@ class Database(Closing):
         finally:
             if builder is not source and isinstance(builder, Closing):
                 builder.close()
+
+    def _target_name(self, name: str) -> str:
+        """The tree an index run writes: an existing tree's name as it is, a new one checked."""
+        check_tree_name(name)
+        return name if self.store.has_tree(name) else check_new_tree_name(name)
 
     def _index_embedder(self) -> Embedder | None:
         """The embedder of this database's code index hook (``--vectors``), if any."""
