@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -108,3 +109,11 @@ def test_db_copy_never_creates_its_source_nor_copies_onto_itself(
     )
     assert not missing.exists()  # before: an empty database was made and "copied" from
     _one_error_line(["db", "copy", db[1], db[1]], "SOURCE and TARGET are the same database")
+
+
+def test_db_migrate_never_creates_a_database(db: list[str], tmp_path: Path) -> None:
+    missing = tmp_path / "new" / "typo.db"
+    _one_error_line(["db", "migrate", "--db", str(missing)], "no treeseek database at")
+    assert not missing.exists() and not missing.parent.exists()
+    done = CliRunner().invoke(app, ["db", "migrate", "--json", *db])
+    assert done.exit_code == 0 and json.loads(done.output)["schema_version"] >= 1

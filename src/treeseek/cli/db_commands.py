@@ -35,7 +35,13 @@ app.add_typer(db_app)
 def migrate_command(db: DbOption = None, as_json: JsonOption = False) -> None:
     """Bring the database's schema to this treeseek's version (opening a database does it
     too; this does it alone, e.g. before rolling out new workers)."""
-    store = open_store(resolve_db_path(db))
+    location = resolve_db_path(db)
+    if isinstance(location, Path) and not location.exists():  # only `index` creates one
+        raise StoreError(
+            f"no treeseek database at {location} to migrate; point --db / TREESEEK_DB at an"
+            " existing one (`treeseek index` creates a new one at the current schema)"
+        )
+    store = open_store(location)
     try:
         version = store.schema_version  # type: ignore[attr-defined]
     finally:
