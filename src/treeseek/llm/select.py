@@ -38,7 +38,7 @@ DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-6"
 DEFAULT_OPENAI_MODEL = "gpt-4.1-mini"
 SPEC_HELP = (
     "use anthropic:MODEL, openai:MODEL, openai-compatible:MODEL@URL, local[:MODEL|:PATH.gguf], "
-    "lexical, or scripted:FILE"
+    "lexical, or replay:FILE (a recorded JSONL file)"
 )
 
 
