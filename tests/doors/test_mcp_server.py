@@ -95,6 +95,10 @@ async def exercise(client: Client, project: Path) -> None:
         ({"tool": "references", "tree": "demo", "name": "nope.py::f"}, "not found"),
         ({"tool": "index", "tree": "nope"}, "no tree named"),
         ({"tool": "search", "tree": "demo"}, "bad arguments: question: Field required"),
+        # a filter that cannot match is an error, not "no files found"
+        ({"tool": "search", "tree": "demo", "question": "x", "path": "../"}, "not inside the"),
+        ({"tool": "search", "tree": "demo", "question": "x", "path": "nope/"}, "no node 'nope'"),
+        ({"tool": "search", "tree": "demo", "question": "x", "language": "cobol"}, "unknown lang"),
         ({"tool": "find_symbol", "tree": "demo", "name": "n" * 100_000}, "more characters)"),
         (
             {"tool": "read", "tree": "demo", "path": "big.txt", "start": "one"},

@@ -18,7 +18,7 @@ from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnno
 from pydantic import ValidationError
 
 import treeseek
-from treeseek.errors import TreeseekError
+from treeseek.errors import ConfigError, TreeseekError
 from treeseek.service import Jobs, Service, error_kind
 from treeseek.service.core import error_message, number_lines
 from treeseek.service.encoding import utf8_text
@@ -176,6 +176,7 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
         spans = budget if budget > 0 and not filtered else None
 
         def run() -> dict[str, Any]:
+            _check_filters(service, tree, path, language)
             wanted = min(service.limits.max_k, k * 5) if filtered else k
             answer = service.query(
                 tree, question, k=wanted, budget=spans, strategy=strategy, content=False
@@ -281,6 +282,19 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
         )
 
     return server
+
+
+def _check_filters(service: Service, tree: str, path: str | None, language: str | None) -> None:
+    """A filter that cannot match is the caller's mistake, not "no files found": a path that
+    is not a directory or file of the tree, a language the code index does not parse."""
+    from treeseek.code.languages import SUPPORTED
+
+    if language and language not in SUPPORTED:
+        raise ConfigError(
+            f"unknown language {language!r:.80}; one of: {', '.join(sorted(SUPPORTED))}"
+        )
+    if path and path.strip("/"):
+        service.node(tree, path.strip("/"))  # NodeNotFound / PathError when not in it
 
 
 def _filter(

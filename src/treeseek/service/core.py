@@ -249,6 +249,11 @@ class Service:
         return {**tree_dict(info), "freshness": self.freshness(name, info=info).to_dict()}
 
     @reading
+    def node(self, tree: str, path: str) -> Node:
+        """The node at ``path`` (NodeNotFound / PathError when the tree has none there)."""
+        return self.db.node(tree, check_path(path))
+
+    @reading
     def show(self, tree: str, path: str = "", depth: int = 1) -> dict[str, Any]:
         """A directory's nodes ``depth`` levels down (stored sibling order per level)."""
         _limit("depth", depth, self.limits.max_depth)
