@@ -114,6 +114,19 @@ def test_cat_a_section_by_its_document_s_lines(db: Database, docs: Path) -> None
         db.expand("docs", "guide.md/1-widgets/2-tuning-widgets:1-3")  # lines of another section
 
 
+@pytest.mark.parametrize("lines", ["1-3", "8-11", "12-30", "40-41"])
+def test_a_range_outside_a_section_is_named_in_the_document_s_lines(
+    db: Database, lines: str
+) -> None:
+    # before: "bad line range -8--6: line numbers start at 1", "line 31 is past the end of
+    # ... (3 lines); give a range within 1-3": the section's own numbers, which nobody typed
+    with pytest.raises(PathError) as caught:
+        db.lines("docs", "guide.md/1-widgets/2-tuning-widgets", *map(int, lines.split("-")))
+    message = str(caught.value)
+    assert f"lines {lines} are outside guide.md/1-widgets/2-tuning-widgets" in message
+    assert "lines 10-12 of guide.md; give a range within 10-12" in message
+
+
 REPO = {
     "app/server.py": "def run_server(host, port, workers):\n    return (host, port, workers)\n",
     "docs/deploying.rst": (
