@@ -110,6 +110,24 @@ def test_resuming_with_other_settings_is_refused(tmp_path: Path, tiny_bench: Tin
         )
 
 
+def test_k_below_1_is_refused_before_anything_runs(tmp_path: Path, tiny_bench: TinyBench) -> None:
+    # before: -k 0 ran every instance and scored each a miss with no predictions
+    with pytest.raises(ConfigError, match="-k must be at least 1, got 0"):
+        _run(
+            tiny_bench, tmp_path / "run", tmp_path / "eval.db", settings=_settings(tiny_bench, k=0)
+        )
+    assert not (tmp_path / "run").exists()
+
+
+def test_an_out_that_is_a_file_is_refused_saying_so(tmp_path: Path, tiny_bench: TinyBench) -> None:
+    # before: "File exists: out" from mkdir, which does not say what to do
+    out = tmp_path / "out"
+    out.write_text("notes\n")
+    with pytest.raises(ConfigError, match="is a file; give a directory"):
+        _run(tiny_bench, out, tmp_path / "eval.db")
+    assert out.read_text() == "notes\n"
+
+
 def test_the_layers_of_the_files_are_part_of_the_settings(
     tmp_path: Path, tiny_bench: TinyBench
 ) -> None:

@@ -187,6 +187,12 @@ def run_eval(
         raise ConfigError("--workers must be at least 1")
     if index_jobs < 1:
         raise ConfigError("--index-jobs must be at least 1")
+    if settings.k < 1:
+        raise ConfigError(f"-k must be at least 1, got {settings.k}")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ConfigError(
+            f"--out {out_dir} is a file; give a directory (a new one, or a run's to resume it)"
+        )
     if navigator is not None and workers != 1:
         raise ConfigError("a navigator object can only be used with workers=1")
     universe_vectors = universe.vectors if isinstance(universe, ContentsUniverse) else None
