@@ -152,3 +152,24 @@ def test_a_code_repository_s_docs_section_is_a_span_within_the_budget(tmp_path: 
     assert top.start_line <= 9 <= top.end_line  # the Gunicorn section's text line
     lines = REPO["docs/deploying.rst"].split("\n")
     assert top.text == "\n".join(lines[top.start_line - 1 : top.end_line])
+
+
+def test_the_outline_of_a_document_lists_its_sections_in_the_document_s_lines(
+    db: Database,
+) -> None:
+    # before: "guide.md (N lines)" with N the lines of the stored outline record, and no items
+    [guide] = db.outline("docs", "guide.md").files
+    assert guide.lines == GUIDE.count("\n")
+    assert [(i.name_path, i.signature, i.start_line, i.end_line, i.depth) for i in guide.items] == [
+        ("guide.md/1-widgets", "Widgets", 1, 16, 0),
+        ("guide.md/1-widgets/1-installing-widgets", "Installing widgets", 5, 9, 1),
+        ("guide.md/1-widgets/2-tuning-widgets", "Tuning widgets", 10, 16, 1),
+        ("guide.md/1-widgets/2-tuning-widgets/1-knob-reference", "Knob reference", 14, 16, 2),
+    ]
+    assert {i.kind for i in guide.items} == {"section"}
+    [tuning] = db.outline("docs", "guide.md/1-widgets/2-tuning-widgets").files
+    assert (tuning.lines, [(i.signature, i.depth) for i in tuning.items]) == (
+        7,
+        [("Knob reference", 0)],
+    )
+    assert [f.path for f in db.outline("docs", "").files] == ["guide.md", "manual.md"]
