@@ -78,7 +78,15 @@ ProgressHook = Callable[[QueryRecord, Sequence[QueryRecord]], None]
 def _check_run_file(out_dir: Path, settings: RunSettings) -> dict[str, Any]:
     path = out_dir / RUN_FILE
     if path.is_file():
-        stored: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            stored = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
+            raise ConfigError(
+                f"{path} is not valid JSON ({exc}): the settings of the run in {out_dir} are"
+                " unknown; give another --out"
+            ) from exc
+        if not isinstance(stored, dict):
+            raise ConfigError(f"{path} is not a run file (a JSON object); give another --out")
         wanted = settings.to_dict()
         if stored.get("settings") != wanted:
             had = stored.get("settings") or {}
