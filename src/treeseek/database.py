@@ -208,7 +208,7 @@ class Database(Closing):
             self.caches.drop(doc_tree)  # a new version is committed: derived tables go
             return doc_report
         if documents:
-            raise BuildError("documents=True needs a document file or a directory of documents")
+            raise BuildError(_not_documents(source))
         builder = self._builder(source, paths_from, rev)
         try:
             self._skip_own_files(builder)
@@ -629,6 +629,21 @@ def open(
             "(`treeseek index DIR --db FILE`), or point --db / TREESEEK_DB at an existing one"
         )
     return Database(open_store(db_path), hooks=hooks)
+
+
+def _not_documents(source: str | Path | TreeBuilder | None) -> str:
+    """Why ``source`` cannot be indexed as documents (``--documents``), and what to give."""
+    from treeseek.trees.documents import FORMATS
+
+    what = f"give a document file ({', '.join(FORMATS)}) or a directory of documents"
+    if not isinstance(source, str | Path):
+        return f"documents are read from a path: {what}"
+    path = Path(source)
+    if not path.exists():
+        return f"{path} does not exist; {what}"
+    if path.is_file():
+        return f"{path} is not a document format; {what}, or index it without --documents"
+    return f"{path} is not a file or a directory; {what}"
 
 
 def _is_document(source: str | Path, documents: bool) -> bool:

@@ -114,6 +114,19 @@ def test_cat_a_section_by_its_document_s_lines(db: Database, docs: Path) -> None
         db.expand("docs", "guide.md/1-widgets/2-tuning-widgets:1-3")  # lines of another section
 
 
+@pytest.mark.parametrize("lines", ["1-3", "8-11", "12-30", "40-41"])
+def test_a_range_outside_a_section_is_named_in_the_document_s_lines(
+    db: Database, lines: str
+) -> None:
+    # before: "bad line range -8--6: line numbers start at 1", "line 31 is past the end of
+    # ... (3 lines); give a range within 1-3": the section's own numbers, which nobody typed
+    with pytest.raises(PathError) as caught:
+        db.lines("docs", "guide.md/1-widgets/2-tuning-widgets", *map(int, lines.split("-")))
+    message = str(caught.value)
+    assert f"lines {lines} are outside guide.md/1-widgets/2-tuning-widgets" in message
+    assert "lines 10-12 of guide.md; give a range within 10-12" in message
+
+
 REPO = {
     "app/server.py": "def run_server(host, port, workers):\n    return (host, port, workers)\n",
     "docs/deploying.rst": (
@@ -139,3 +152,24 @@ def test_a_code_repository_s_docs_section_is_a_span_within_the_budget(tmp_path: 
     assert top.start_line <= 9 <= top.end_line  # the Gunicorn section's text line
     lines = REPO["docs/deploying.rst"].split("\n")
     assert top.text == "\n".join(lines[top.start_line - 1 : top.end_line])
+
+
+def test_the_outline_of_a_document_lists_its_sections_in_the_document_s_lines(
+    db: Database,
+) -> None:
+    # before: "guide.md (N lines)" with N the lines of the stored outline record, and no items
+    [guide] = db.outline("docs", "guide.md").files
+    assert guide.lines == GUIDE.count("\n")
+    assert [(i.name_path, i.signature, i.start_line, i.end_line, i.depth) for i in guide.items] == [
+        ("guide.md/1-widgets", "Widgets", 1, 16, 0),
+        ("guide.md/1-widgets/1-installing-widgets", "Installing widgets", 5, 9, 1),
+        ("guide.md/1-widgets/2-tuning-widgets", "Tuning widgets", 10, 16, 1),
+        ("guide.md/1-widgets/2-tuning-widgets/1-knob-reference", "Knob reference", 14, 16, 2),
+    ]
+    assert {i.kind for i in guide.items} == {"section"}
+    [tuning] = db.outline("docs", "guide.md/1-widgets/2-tuning-widgets").files
+    assert (tuning.lines, [(i.signature, i.depth) for i in tuning.items]) == (
+        7,
+        [("Knob reference", 0)],
+    )
+    assert [f.path for f in db.outline("docs", "").files] == ["guide.md", "manual.md"]

@@ -122,6 +122,20 @@ def test_a_broken_single_document_is_an_error_and_changes_nothing(
     assert [n.path for n in database.store.subtree("r")] == before
 
 
+def test_documents_from_a_missing_path_or_a_code_file_say_what_is_wrong(
+    database: Database, tmp_path: Path
+) -> None:
+    # before: "documents=True needs a document file or a directory of documents" for both
+    with pytest.raises(BuildError, match=r"nope does not exist; give a document file \(\.md"):
+        database.index(tmp_path / "nope", name="n", documents=True)
+    code = tmp_path / "app.py"
+    code.write_text("x = 1\n")
+    with pytest.raises(
+        BuildError, match=r"app\.py is not a document format; .* without --documents"
+    ):
+        database.index(code, name="n", documents=True)
+
+
 def test_a_json_list_of_paths_is_a_path_list_only_through_paths_from(
     database: Database, tmp_path: Path
 ) -> None:

@@ -205,9 +205,25 @@ def test_generic_children_form() -> None:
     assert doc.unit == "none"
 
 
+def _nested(depth: int) -> bytes:
+    """PageIndex JSON with one node per level, ``depth`` levels."""
+    open_ = "".join(
+        f'{{"title": "t{i}", "start_index": 1, "end_index": 2, "nodes": [' for i in range(depth)
+    )
+    return f'{{"doc_name": "deep", "structure": [{open_}{"]}" * depth}]}}'.encode()
+
+
 @pytest.mark.parametrize(
     ("data", "message"),
-    [(b"{not json", "not valid JSON"), (b'{"doc_name": "x"}', "no outline"), (b"42", "no outline")],
+    [
+        (b"{not json", "not valid JSON"),
+        (b'{"doc_name": "x"}', "no outline"),
+        (b"42", "no outline"),
+        # before: a RecursionError traceback out of json.loads
+        (b'{"structure": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nested too deeply"),
+        (_nested(900), "nested too deeply"),
+        (_nested(100), "nested deeper than 64 levels"),
+    ],
 )
 def test_malformed_json_is_a_clear_error(data: bytes, message: str) -> None:
     with pytest.raises(BuildError, match=message):

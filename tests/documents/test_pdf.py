@@ -54,8 +54,11 @@ def test_broken_pdf_is_refused() -> None:
 
 
 def test_too_many_pages_is_refused_with_the_limit() -> None:
-    with pytest.raises(BuildError, match="more than the limit of 3"):
+    with pytest.raises(BuildError, match="more than the limit of 3") as caught:
         parse_pdf(make_pdf(PAGES, OUTLINE), "big.pdf", max_pages=3)
+    # before: "raise the limit (max_pages)", which no command can do
+    assert "max_pages" not in str(caught.value)
+    assert "split it into parts of at most 3 pages" in str(caught.value)
 
 
 def test_pdf_sections_come_out_of_the_budgeted_context_numbered_within_the_section(

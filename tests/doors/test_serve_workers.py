@@ -25,7 +25,7 @@ import treeseek
 from treeseek.cli import app
 from treeseek.cli.app import load_commands
 from treeseek.errors import ConfigError, StatementTimeout
-from treeseek.store.postgres import PostgresStore, Timeouts
+from treeseek.store.postgres import PostgresStore, Timeouts, pool_max
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 QUESTION = {"question": "UserService get_user", "k": 3}
@@ -219,3 +219,30 @@ def test_timeouts_come_from_the_environment() -> None:
     assert Timeouts.from_env(env) == Timeouts(read_ms=2500, write_ms=0)
     with pytest.raises(ConfigError, match="TREESEEK_PG_STATEMENT_TIMEOUT"):
         Timeouts.from_env({"TREESEEK_PG_STATEMENT_TIMEOUT": "soon"})
+
+
+@pytest.mark.parametrize("raw", ["inf", "nan", "1e12", "-1"])
+def test_a_timeout_postgresql_cannot_take_is_one_clear_error(raw: str) -> None:
+    # before: "inf" was an OverflowError traceback; 1e12 ms is past PostgreSQL's int limit
+    with pytest.raises(ConfigError, match=r"TREESEEK_PG_STATEMENT_TIMEOUT must be .* to 2,147,483"):
+        Timeouts.from_env({"TREESEEK_PG_STATEMENT_TIMEOUT": raw})
+    load_commands()
+    result = CliRunner().invoke(app, ["serve", "--statement-timeout", raw, "--db", "x.db"])
+    assert result.exit_code == 2, result.output
+
+
+def test_the_pool_size_comes_from_the_environment_or_is_one_clear_error(
+    postgres_url: Callable[[], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # before: int() at import time, a ValueError traceback for "abc"; 0 was taken silently
+    assert pool_max({}) == 8
+    assert pool_max({"TREESEEK_PG_POOL_MAX": "3"}) == 3
+    url = postgres_url()
+    for raw in ("abc", "0"):
+        monkeypatch.setenv("TREESEEK_PG_POOL_MAX", raw)
+        with pytest.raises(ConfigError, match=f"TREESEEK_PG_POOL_MAX must be .* got '{raw}'"):
+            store = PostgresStore(url)
+            try:
+                store.trees()
+            finally:
+                store.close()

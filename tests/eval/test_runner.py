@@ -9,10 +9,11 @@ import pytest
 from tinybench import COMMIT_A, REPO, TinyBench, instance, write_bench
 
 from treeseek.errors import ConfigError
-from treeseek.eval.datasets import load_instances, load_path_lists
+from treeseek.eval.datasets import DatasetError, load_instances, load_path_lists
 from treeseek.eval.metrics import score
 from treeseek.eval.records import PER_QUERY_FILE, read_records
 from treeseek.eval.runner import RunSettings, run_eval
+from treeseek.eval.summary import read_summary
 from treeseek.eval.universes import PathUniverse
 
 
@@ -108,6 +109,39 @@ def test_resuming_with_other_settings_is_refused(tmp_path: Path, tiny_bench: Tin
             tmp_path / "eval.db",
             settings=_settings(tiny_bench, strategy="beam"),
         )
+
+
+def test_k_below_1_is_refused_before_anything_runs(tmp_path: Path, tiny_bench: TinyBench) -> None:
+    # before: -k 0 ran every instance and scored each a miss with no predictions
+    with pytest.raises(ConfigError, match="-k must be at least 1, got 0"):
+        _run(
+            tiny_bench, tmp_path / "run", tmp_path / "eval.db", settings=_settings(tiny_bench, k=0)
+        )
+    assert not (tmp_path / "run").exists()
+
+
+def test_an_out_that_is_a_file_is_refused_saying_so(tmp_path: Path, tiny_bench: TinyBench) -> None:
+    # before: "File exists: out" from mkdir, which does not say what to do
+    out = tmp_path / "out"
+    out.write_text("notes\n")
+    with pytest.raises(ConfigError, match="is a file; give a directory"):
+        _run(tiny_bench, out, tmp_path / "eval.db")
+    assert out.read_text() == "notes\n"
+
+
+@pytest.mark.parametrize("body", ["{bad", "[]"])
+def test_a_damaged_run_file_is_one_clear_error(
+    tmp_path: Path, tiny_bench: TinyBench, body: str
+) -> None:
+    # before: a JSONDecodeError (or AttributeError) traceback on resume
+    _run(tiny_bench, tmp_path / "run", tmp_path / "eval.db", max_instances=1)
+    (tmp_path / "run" / "run.json").write_text(body)
+    with pytest.raises(ConfigError, match=r"run\.json is not .*; give another --out"):
+        _run(tiny_bench, tmp_path / "run", tmp_path / "eval.db")
+    summary = tmp_path / "run" / "summary.json"
+    summary.write_text(body)
+    with pytest.raises(DatasetError, match=r"summary\.json is not .*rerun the eval"):
+        read_summary(tmp_path / "run")
 
 
 def test_the_layers_of_the_files_are_part_of_the_settings(

@@ -79,13 +79,13 @@ def serve_command(
 
     from treeseek.server import read_token, serve
     from treeseek.service import Limits
-    from treeseek.store.postgres import READ_TIMEOUT_ENV
+    from treeseek.store.postgres import MAX_TIMEOUT_MS, READ_TIMEOUT_ENV
 
     if max_seconds <= 0:
         usage_error("--max-seconds must be > 0")
     if statement_timeout is not None:
-        if statement_timeout < 0:
-            usage_error("--statement-timeout must be >= 0")
+        if not 0 <= statement_timeout * 1000 <= MAX_TIMEOUT_MS:  # NaN and inf fail too
+            usage_error(f"--statement-timeout must be from 0 to {MAX_TIMEOUT_MS // 1000} seconds")
         os.environ[READ_TIMEOUT_ENV] = f"{statement_timeout:g}"  # this process and its workers
     with handle_errors():
         serve(

@@ -25,8 +25,8 @@ from treeseek.context.model import Budget, Context, FileOutline, Level, RankedFi
 from treeseek.context.names import check_range, parse_range, resolve_file, resolve_symbol
 from treeseek.context.outline import cut_outline, outline_file
 from treeseek.context.select import Selection, evidence_dict, plan, select, whole_files
-from treeseek.context.source import TreeSource
-from treeseek.errors import AmbiguousSymbol, ConfigError, NodeNotFound
+from treeseek.context.source import SectionPlace, TreeSource
+from treeseek.errors import AmbiguousSymbol, ConfigError, NodeNotFound, PathError
 from treeseek.llm.tokens import TokenCounter, default_counter
 
 _SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,5}$")
@@ -177,6 +177,8 @@ def line_span(
     counter = counter or default_counter()
     place = source.section(path)
     if place is not None and place.offset:
+        if start is not None or end is not None:
+            _check_section_range(source, path, place, start, end)
         local = _line_span(
             source,
             path,
@@ -188,6 +190,26 @@ def line_span(
         )
         return document_lines(source, local)
     return _line_span(source, path, start, end, margin=margin, counter=counter, reason=reason)
+
+
+def _check_section_range(
+    source: TreeSource, path: str, place: SectionPlace, start: int | None, end: int | None
+) -> None:
+    """A range of a section is in its document's line numbers: one that falls outside the
+    section says so in those numbers (not in the section's own, which nobody typed)."""
+    lines = source.lines(path)
+    if lines is None:
+        raise NodeNotFound(f"{path} has no stored text to show")
+    first, last = place.first_line, place.first_line + len(lines) - 1
+    s = first if start is None else start
+    e = last if end is None else end
+    if e < s:
+        raise PathError(f"bad line range {s}-{e}: the end is before the start; write START-END")
+    if s < first or e > last:
+        raise PathError(
+            f"lines {s}-{e} are outside {path}, which is lines {first}-{last} of"
+            f" {place.document}; give a range within {first}-{last}"
+        )
 
 
 def _line_span(

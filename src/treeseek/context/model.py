@@ -120,9 +120,12 @@ class FileOutline:
     items: tuple[OutlineItem, ...]
     #: items left out so the outline fits a budget (the best file's, cut to its first items)
     omitted: int = 0
+    #: what ``lines`` and the items' spans count: "lines", or "pages" (a PDF or PageIndex
+    #: document's sections)
+    unit: str = "lines"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "path": self.path,
             "language": self.language,
             "lines": self.lines,
@@ -130,6 +133,9 @@ class FileOutline:
             "items": [i.to_dict() for i in self.items],
             "omitted": self.omitted,
         }
+        if self.unit != "lines":
+            out["unit"] = self.unit
+        return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,8 +2,10 @@
 
 Each item is a class, function, method or constant of the code index (C1) with its name path,
 signature, line span (1-based, inclusive, decorators included) and the first line of its
-docstring or doc comment, nested by its enclosing symbols. A directory's outline is the
-outline of every file under it that has symbols, in path order.
+docstring or doc comment, nested by its enclosing symbols. A document of a document tree (or
+one of its sections) outlines its sections instead: title, level, span in the document's lines
+(pages for PDF and PageIndex). A directory's outline is the outline of every file under it that
+has symbols, and of every document, in path order.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from treeseek.context.model import FileOutline, Outline, OutlineItem
 from treeseek.context.source import TreeSource
 from treeseek.errors import NodeNotFound
 from treeseek.llm.tokens import TokenCounter, default_counter
+from treeseek.trees.documents.layout import Outline as DocumentOutline
 
 _QUOTES = "\"'`"
 _COMMENT_MARKS = ("///", "//!", "//", "/**", "/*", "*/", "#", "*", "--")
@@ -85,11 +88,11 @@ _KIND_WORD = {
 
 
 def render_file_outline(
-    path: str, lines: int, items: Sequence[OutlineItem], omitted: int = 0
+    path: str, lines: int, items: Sequence[OutlineItem], omitted: int = 0, unit: str = "lines"
 ) -> str:
     """The text form: a header, then one line per symbol (``start-end  kind signature  # doc``),
     and how many symbols were left out to fit a budget, if any."""
-    out = [f"{path} ({lines} lines)"]
+    out = [f"{path} ({lines} {unit})"]
     width = len(str(lines))
     for item in items:
         span = f"{item.start_line:>{width}}-{item.end_line:<{width}}"
@@ -103,8 +106,45 @@ def render_file_outline(
     return "\n".join(out)
 
 
+def section_items(document: DocumentOutline, path: str) -> tuple[OutlineItem, ...]:
+    """The sections of a document (``path`` is the document) or under section ``path``, in
+    document order, nested by level; a section without a span has 0-0."""
+    prefix = path + "/"
+    under = [i for p, i in document.sections.items() if p.startswith(prefix)]
+    top = min((i.level for i in under), default=0)
+    return tuple(
+        OutlineItem(
+            name_path=i.path,
+            kind="section",
+            signature=i.title,
+            start_line=i.start or 0,
+            end_line=i.end or 0,
+            doc=None,
+            depth=max(0, i.level - top),
+        )
+        for i in under
+    )
+
+
+def _outline_document(path: str, document: DocumentOutline, counter: TokenCounter) -> FileOutline:
+    """A document's, or a section's, outline: its sections with their spans in the document's
+    lines (pages for PDF and PageIndex), not the stored outline record's lines."""
+    items = section_items(document, path)
+    unit = "lines" if document.unit == "line" else "pages"
+    own = document.sections.get(path)
+    if own is not None:
+        n = (own.end - own.start + 1) if own.start is not None and own.end is not None else 0
+    else:
+        n = max((i.end for i in document.sections.values() if i.end is not None), default=0)
+    text = render_file_outline(path, n, items, unit=unit)
+    return FileOutline(path, None, n, counter.count(text), items, unit=unit)
+
+
 def outline_file(source: TreeSource, path: str, counter: TokenCounter | None = None) -> FileOutline:
     counter = counter or default_counter()
+    document = source.document_outline(path)
+    if document is not None:
+        return _outline_document(path, document, counter)
     lines = source.lines(path)
     n = len(lines or [])
     items = items_of(path, source.symbols(path))
@@ -121,7 +161,7 @@ def cut_outline(full: FileOutline, budget: int, counter: TokenCounter) -> FileOu
     def cut(n: int) -> FileOutline:
         kept = full.items[:n]
         omitted = len(full.items) - n
-        text = render_file_outline(full.path, full.lines, kept, omitted)
+        text = render_file_outline(full.path, full.lines, kept, omitted, full.unit)
         return replace(full, tokens=counter.count(text), items=kept, omitted=omitted)
 
     if cut(0).tokens > budget:
@@ -134,6 +174,11 @@ def cut_outline(full: FileOutline, budget: int, counter: TokenCounter) -> FileOu
         else:
             hi = mid - 1
     return cut(lo)
+
+
+def _is_document(source: TreeSource, path: str) -> bool:
+    document = source.document_outline(path)
+    return document is not None and document.document == path
 
 
 def outline(source: TreeSource, path: str = "", counter: TokenCounter | None = None) -> Outline:
@@ -150,5 +195,9 @@ def outline(source: TreeSource, path: str = "", counter: TokenCounter | None = N
         return Outline(source.tree, path, (outline_file(source, path, counter),))
     paths = source.file_paths(path)
     source.prefetch_symbols(paths)
-    files = tuple(outline_file(source, p, counter) for p in paths if source.symbols(p))
+    files = tuple(
+        outline_file(source, p, counter)
+        for p in paths
+        if source.symbols(p) or _is_document(source, p)
+    )
     return Outline(source.tree, path, files)

@@ -43,7 +43,7 @@ def render_file(f: RankedFile) -> str:
 
 def render_outline(outline: Outline) -> str:
     return "\n\n".join(
-        render_file_outline(f.path, f.lines, f.items, f.omitted) for f in outline.files
+        render_file_outline(f.path, f.lines, f.items, f.omitted, f.unit) for f in outline.files
     )
 
 
@@ -53,7 +53,7 @@ def render_context(ctx: Context) -> str:
         return "\n".join(render_file(f) for f in ctx.files)
     if ctx.level is Level.OUTLINE:
         return "\n\n".join(
-            render_file_outline(o.path, o.lines, o.items, o.omitted) for o in ctx.outlines
+            render_file_outline(o.path, o.lines, o.items, o.omitted, o.unit) for o in ctx.outlines
         )
     return render_spans(ctx.context)
 

@@ -161,12 +161,7 @@ class TreeSource:
         """The place of section node ``path`` in its document, when the tree is a document
         tree and the document counts lines (Markdown, reST, text); None otherwise (a code
         tree's files, a document node, PDF and PageIndex sections, which count pages)."""
-        if self._documents is None:
-            try:
-                self._documents = self.store.tree(self.tree).source is SourceKind.DOCUMENT
-            except Exception:  # an unknown tree: nothing is a section
-                self._documents = False
-        if not self._documents:
+        if not self._document_tree():
             return None
         doc = path.rpartition("/")[0]
         while doc:
@@ -178,6 +173,27 @@ class TreeSource:
                 return SectionPlace(outline.document, int(info.start))
             doc = doc.rpartition("/")[0]
         return None
+
+    def document_outline(self, path: str) -> Outline | None:
+        """The outline of the document that node ``path`` is (or is a section of), when the
+        tree is a document tree; None otherwise."""
+        if not self._document_tree():
+            return None
+        doc = path
+        while doc:
+            outline = self._outline(doc)
+            if outline is not None:
+                return outline if doc == path or path in outline.sections else None
+            doc = doc.rpartition("/")[0]
+        return None
+
+    def _document_tree(self) -> bool:
+        if self._documents is None:
+            try:
+                self._documents = self.store.tree(self.tree).source is SourceKind.DOCUMENT
+            except Exception:  # an unknown tree: nothing is a section
+                self._documents = False
+        return self._documents
 
     def _outline(self, path: str) -> Outline | None:
         if path not in self._outlines:

@@ -78,7 +78,15 @@ ProgressHook = Callable[[QueryRecord, Sequence[QueryRecord]], None]
 def _check_run_file(out_dir: Path, settings: RunSettings) -> dict[str, Any]:
     path = out_dir / RUN_FILE
     if path.is_file():
-        stored: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            stored = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
+            raise ConfigError(
+                f"{path} is not valid JSON ({exc}): the settings of the run in {out_dir} are"
+                " unknown; give another --out"
+            ) from exc
+        if not isinstance(stored, dict):
+            raise ConfigError(f"{path} is not a run file (a JSON object); give another --out")
         wanted = settings.to_dict()
         if stored.get("settings") != wanted:
             had = stored.get("settings") or {}
@@ -187,6 +195,12 @@ def run_eval(
         raise ConfigError("--workers must be at least 1")
     if index_jobs < 1:
         raise ConfigError("--index-jobs must be at least 1")
+    if settings.k < 1:
+        raise ConfigError(f"-k must be at least 1, got {settings.k}")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ConfigError(
+            f"--out {out_dir} is a file; give a directory (a new one, or a run's to resume it)"
+        )
     if navigator is not None and workers != 1:
         raise ConfigError("a navigator object can only be used with workers=1")
     universe_vectors = universe.vectors if isinstance(universe, ContentsUniverse) else None

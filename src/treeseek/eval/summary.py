@@ -128,5 +128,12 @@ def read_summary(run_dir: Path) -> dict[str, Any]:
     path = run_dir / SUMMARY_FILE
     if not path.is_file():
         raise DatasetError(f"{run_dir} has no {SUMMARY_FILE}; is it an eval output directory?")
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
+        raise DatasetError(
+            f"{path} is not valid JSON ({exc}); rerun the eval on {run_dir} to rewrite it"
+        ) from exc
+    if not isinstance(data, dict):
+        raise DatasetError(f"{path} is not a run summary (a JSON object); rerun the eval")
     return data

@@ -92,9 +92,12 @@ def document_nodes(doc_path: str, data: bytes) -> tuple[_Doc, list[str]]:
     doc = parse_document(doc_path, data)
     parts = section_paths(doc_path, doc)
     children: dict[str, list[str]] = {doc_path: []}
+    order: dict[str, int] = {}  # a section's place among its siblings (list.index: quadratic)
     for path, _, parent in parts:
         children.setdefault(path, [])
-        children.setdefault(parent or doc_path, []).append(path)
+        siblings = children.setdefault(parent or doc_path, [])
+        order[path] = len(siblings)
+        siblings.append(path)
     outline = outline_json(doc_path, doc)
     contents = {_sha(outline): outline}
     doc_depth = doc_path.count("/") + 1
@@ -116,7 +119,6 @@ def document_nodes(doc_path: str, data: bytes) -> tuple[_Doc, list[str]]:
         text = section.text.encode("utf-8")
         digest = _sha(text)
         contents[digest] = text
-        siblings = children[parent or doc_path]
         nodes.append(
             Node(
                 id=node_id_for_path(path),
@@ -124,7 +126,7 @@ def document_nodes(doc_path: str, data: bytes) -> tuple[_Doc, list[str]]:
                 type=NodeType.FILE,
                 parent_id=node_id_for_path(parent or doc_path),
                 depth=path.count("/") + 1,
-                order=siblings.index(path),
+                order=order[path],
                 child_count=len(children[path]),
                 size=len(text),
                 content_hash=digest,

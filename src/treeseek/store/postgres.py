@@ -76,7 +76,11 @@ WRITE_TIMEOUT_ENV = "TREESEEK_PG_WRITE_TIMEOUT"
 TREE_LOCK_NAMESPACE = 0x7EE5
 #: the advisory-lock key that serializes migrations of one database
 MIGRATION_LOCK_KEY = 0x7EE5_0001
-POOL_MAX = int(os.environ.get("TREESEEK_PG_POOL_MAX", "8"))
+POOL_MAX_ENV = "TREESEEK_PG_POOL_MAX"
+#: connections of a process's pool unless ``$TREESEEK_PG_POOL_MAX`` says otherwise
+POOL_MAX = 8
+#: PostgreSQL's statement_timeout is an int of milliseconds
+MAX_TIMEOUT_MS = 2**31 - 1
 
 _INSTALL = "pip install 'treeseek[postgres]'"
 
@@ -150,9 +154,29 @@ def _env_ms(env: Mapping[str, str], name: str, default: int) -> int:
         seconds = float(raw)
     except ValueError:
         seconds = -1.0
-    if not seconds >= 0:
-        raise ConfigError(f"${name} must be a number of seconds >= 0 (0: no limit), got {raw!r}")
+    if not 0 <= seconds * 1000 <= MAX_TIMEOUT_MS:  # NaN and inf fail too
+        raise ConfigError(
+            f"${name} must be a number of seconds from 0 (no limit) to"
+            f" {MAX_TIMEOUT_MS // 1000:,}, got {raw!r}"
+        )
     return round(seconds * 1000)
+
+
+def pool_max(environ: Mapping[str, str] | None = None) -> int:
+    """The pool's size limit: ``$TREESEEK_PG_POOL_MAX`` (a whole number >= 1), else 8."""
+    env = os.environ if environ is None else environ
+    raw = env.get(POOL_MAX_ENV, "").strip()
+    if not raw:
+        return POOL_MAX
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ConfigError(
+            f"${POOL_MAX_ENV} must be a whole number of connections >= 1, got {raw!r}"
+        )
+    return value
 
 
 class PostgresTreeWriter:
@@ -443,7 +467,7 @@ class PostgresStore:
                 self._pool_obj = ConnectionPool(
                     self.url,
                     min_size=1,
-                    max_size=max(POOL_MAX, 2),
+                    max_size=max(pool_max(), 2),
                     kwargs={"autocommit": True},
                     configure=configure,
                     open=True,

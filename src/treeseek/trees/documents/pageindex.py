@@ -29,6 +29,11 @@ def parse_pageindex(data: bytes, name: str) -> Document:
         raise BuildError(
             f"{name}: not valid JSON ({exc}); fix the file or index it as text"
         ) from exc
+    except RecursionError as exc:  # json's decoder recurses: thousands of nested lists
+        raise BuildError(
+            f"{name}: JSON nested too deeply to read (an outline is at most {MAX_NESTING}"
+            " levels); fix the file or index it as text"
+        ) from exc
     if isinstance(raw, list):
         top: Any = raw
         meta: dict[str, Any] = {}

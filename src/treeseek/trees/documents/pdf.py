@@ -54,8 +54,8 @@ def parse_pdf(data: bytes, name: str, *, max_pages: int = DEFAULT_MAX_PAGES) -> 
         raise BuildError(f"{name}: broken PDF ({type(exc).__name__}: {exc})") from exc
     if pages > max_pages:
         raise BuildError(
-            f"{name}: {pages} pages, more than the limit of {max_pages}; raise the limit"
-            " (max_pages) to index it"
+            f"{name}: {pages} pages, more than the limit of {max_pages}; split it into parts"
+            f" of at most {max_pages} pages and index those"
         )
     flat: list[tuple[int, str, int]] = []  # (level, title, 1-based page)
 
