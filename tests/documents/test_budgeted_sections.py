@@ -173,3 +173,15 @@ def test_the_outline_of_a_document_lists_its_sections_in_the_document_s_lines(
         [("Knob reference", 0)],
     )
     assert [f.path for f in db.outline("docs", "").files] == ["guide.md", "manual.md"]
+
+
+def test_a_document_outline_cut_to_a_budget_says_sections(db: Database) -> None:
+    from treeseek.context.outline import cut_outline, render_file_outline
+    from treeseek.llm.tokens import default_counter
+
+    [guide] = db.outline("docs", "guide.md").files
+    counter = default_counter()
+    cut = cut_outline(guide, guide.tokens - 1, counter)
+    assert cut is not None and 0 < len(cut.items) < len(guide.items)
+    text = render_file_outline(cut.path, cut.lines, cut.items, cut.omitted, cut.unit)
+    assert f"... {cut.omitted} more section" in text and "symbol" not in text

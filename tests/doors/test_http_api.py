@@ -558,6 +558,7 @@ def test_outline_and_find_symbol(client: httpx.Client) -> None:
     outline = client.get("/v1/trees/demo/outline", params={"path": "app/service.py"}).json()
     names = [i["name_path"] for f in outline["files"] for i in f["items"]]
     assert "app/service.py::UserService.get_user" in names
+    assert outline["files"][0]["omitted"] == 0 and outline["files"][0]["unit"] == "lines"
     whole = client.get("/v1/trees/demo/outline", params={"path": "app"}).json()
     assert {f["path"] for f in whole["files"]} >= {"app/service.py", "app/api/users.py"}
     found = client.get("/v1/trees/demo/symbols/find", params={"name": "normalize_name"}).json()

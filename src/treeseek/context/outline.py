@@ -102,7 +102,8 @@ def render_file_outline(
         word = _KIND_WORD.get(item.kind, item.kind) + " " if item.signature.startswith(name) else ""
         out.append(f"  {span} {'  ' * item.depth}{word}{item.signature}{doc}")
     if omitted:
-        out.append(f"  ... {omitted} more symbol{'s' if omitted != 1 else ''} (over the budget)")
+        noun = ("section" if items[0].kind == "section" else "symbol") if items else "item"
+        out.append(f"  ... {omitted} more {noun}{'s' if omitted != 1 else ''} (over the budget)")
     return "\n".join(out)
 
 

@@ -210,6 +210,10 @@ class FileOutline(BaseModel):
     lines: int | None = None
     tokens: int | None = None
     items: list[OutlineItem]
+    omitted: int = Field(0, description="items left out to fit a budget")
+    unit: str = Field(
+        "lines", description='what "lines" and the spans count: "lines", or "pages" (a PDF)'
+    )
 
 
 class OutlineResponse(BaseModel):
