@@ -185,3 +185,27 @@ def test_a_document_outline_cut_to_a_budget_says_sections(db: Database) -> None:
     assert cut is not None and 0 < len(cut.items) < len(guide.items)
     text = render_file_outline(cut.path, cut.lines, cut.items, cut.omitted, cut.unit)
     assert f"... {cut.omitted} more section" in text and "symbol" not in text
+
+
+def test_a_document_node_reads_as_its_document_s_text(
+    db: Database, docs: Path, tmp_path: Path
+) -> None:
+    """cat / lines / expand of the document itself: its text in its own line numbers (they
+    printed the stored outline record, internal JSON)."""
+    import subprocess
+    import sys
+
+    whole = db.lines("docs", "guide.md")
+    assert whole.text == GUIDE.rstrip("\n") and (whole.start_line, whole.end_line) == (1, 16)
+    assert db.lines("docs", "guide.md", 10, 12).text == doc_lines(docs / "guide.md", 10, 12)
+    [span] = db.expand("docs", "guide.md:14-16").context
+    assert span.text == doc_lines(docs / "guide.md", 14, 16)
+    manual = db.lines("docs", "manual.md")
+    assert manual.text == LONG.rstrip("\n")
+    db_file = str(tmp_path / "docs.db")  # the fixture's database
+    out = subprocess.run(
+        [sys.executable, "-m", "treeseek", "cat", "docs", "guide.md", "--db", db_file],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == GUIDE and "treeseek-outline" not in out.stdout

@@ -19,6 +19,7 @@ from treeseek.code.conventions import code_content
 from treeseek.code.languages import language_for_path
 from treeseek.code.model import Symbol
 from treeseek.context._deps import CodeStore, code_store
+from treeseek.trees.documents import document_format
 from treeseek.trees.documents.layout import Outline, read_outline
 from treeseek.trees.model import Node
 from treeseek.trees.model import TreeSource as SourceKind
@@ -121,7 +122,12 @@ class TreeSource:
         return self._nodes[path]
 
     def lines(self, path: str) -> list[str] | None:
-        """The file's lines, or None (a directory, no stored content, binary ...)."""
+        """The file's lines, or None (a directory, no stored content, binary ...). A document
+        node of a document tree (whose stored content is its outline record) reads as its
+        document's text: its sections' own texts in document order (line-counted formats;
+        a PDF's or PageIndex document's text stays in its page sections)."""
+        if path not in self._lines and self._document_node(path):
+            self._lines[path] = self._document_text(path)
         if path not in self._lines:
             node = self.node(path)
             digest = node.content_hash if node is not None and node.is_file else None
@@ -148,6 +154,8 @@ class TreeSource:
         if table is None:
             node = self.node(path)
             digest = node.content_hash if node is not None and node.is_file else None
+            if digest and self._document_node(path):  # its lines are not its content's
+                digest = None
             key = "table:" + kind
             table = _TABLES.get(key, digest) if digest else None
             if table is None:
@@ -156,6 +164,32 @@ class TreeSource:
                     _TABLES.put(key, digest, table)
             self._tables[(kind, path)] = table
         return table
+
+    def _document_node(self, path: str) -> bool:
+        """Whether ``path`` is a document node (not a section) of a document tree."""
+        return (
+            self._document_tree()
+            and document_format(path) is not None
+            and self._outline(path) is not None
+        )
+
+    def _document_text(self, path: str) -> list[str] | None:
+        outline = self._outline(path)
+        if outline is None or outline.unit != "line":
+            return None
+        # each section's own text at its first line; what lies between (blank lines a
+        # section's stored text does not keep) stays blank
+        out: list[str] = []
+        for section, info in outline.sections.items():
+            own = self.lines(section) or []
+            if info.start is None or not own:
+                continue
+            first = int(info.start) - 1
+            out.extend([""] * (first + len(own) - len(out)))
+            out[first : first + len(own)] = own
+        last = max((int(i.end) for i in outline.sections.values() if i.end is not None), default=0)
+        out.extend([""] * (last - len(out)))
+        return out
 
     def section(self, path: str) -> SectionPlace | None:
         """The place of section node ``path`` in its document, when the tree is a document
