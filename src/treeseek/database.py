@@ -390,9 +390,31 @@ class Database(Closing):
         return self.store.content(tree, self.node(tree, ref).id)
 
     def text(self, tree: str, ref: NodeRef) -> str | None:
-        """The stored content as text (UTF-8, undecodable bytes replaced), or None."""
+        """The stored content as text (UTF-8, undecodable bytes replaced), or None; a document
+        node reads as its document's text (:meth:`document_text`)."""
+        document = self.document_text(tree, ref)
+        if document is not None:
+            return document
         data = self.content(tree, ref)
         return None if data is None else data.decode("utf-8", "replace")
+
+    @reads
+    def document_text(self, tree: str, ref: NodeRef) -> str | None:
+        """The text of a document node of a document tree, whose stored content is its outline
+        record: its sections' own texts at their lines, in the document's line numbers; None
+        for any other node. A document that counts pages (PDF, PageIndex) keeps its text in
+        its sections: NodeNotFound says so."""
+        node = self.node(tree, ref)
+        source = self._source(tree)
+        outline = source.document_outline(node.path) if node.is_file else None
+        if outline is None or outline.document != node.path:
+            return None
+        if outline.unit != "line":
+            raise NodeNotFound(
+                f"{node.path} counts {outline.unit}s: its text is in its sections; "
+                f"`treeseek outline {tree} {node.path}` lists them"
+            )
+        return "\n".join(source.lines(node.path) or ()) + "\n"
 
     # -- querying ------------------------------------------------------------------------
     @overload

@@ -202,6 +202,11 @@ def test_a_document_node_reads_as_its_document_s_text(
     assert span.text == doc_lines(docs / "guide.md", 14, 16)
     manual = db.lines("docs", "manual.md")
     assert manual.text == LONG.rstrip("\n")
+    # what the HTTP and MCP servers read (`Service.read`, through `Database.text`)
+    from treeseek.service import Service
+
+    read = Service(db).read("docs", "guide.md", 10, 12)
+    assert read["text"] == doc_lines(docs / "guide.md", 10, 12) and read["total_lines"] == 16
     db_file = str(tmp_path / "docs.db")  # the fixture's database
     out = subprocess.run(
         [sys.executable, "-m", "treeseek", "cat", "docs", "guide.md", "--db", db_file],

@@ -42,11 +42,9 @@ from treeseek.cli.common import (
     print_json,
     usage_error,
 )
-from treeseek.database import Database
 from treeseek.errors import NodeNotFound
 from treeseek.index.run import DEFAULT_MAX_FILE_BYTES, IndexHook, IndexProgress, IndexReport
 from treeseek.trees.model import ContentStatus, Node, TreeInfo
-from treeseek.trees.model import TreeSource as SourceKind
 
 #: warnings printed after indexing (the rest are counted)
 SHOWN_WARNINGS = 20
@@ -326,7 +324,9 @@ def cat_command(
         if data is None and not as_json:
             reason = node.content_status.missing_because
             raise NodeNotFound(f"{display_text(node.path)} has no stored content: {reason}")
-        data = _document_text(database, tree, node.path, data)
+        document = database.document_text(tree, node)  # not its stored outline record
+        if document is not None:
+            data = document.encode("utf-8")
     if as_json:
         print_json(
             {
@@ -343,21 +343,6 @@ def cat_command(
     sys.stdout.flush()
     sys.stdout.buffer.write(data)
     sys.stdout.buffer.flush()
-
-
-def _document_text(database: Database, tree: str, path: str, data: bytes | None) -> bytes | None:
-    """A document node's text instead of its stored outline record (other files as stored)."""
-    from treeseek.trees.documents.layout import read_outline
-
-    outline = read_outline(path, data) if data is not None else None
-    if outline is None or database.tree(tree).source is not SourceKind.DOCUMENT:
-        return data
-    if outline.unit != "line":
-        raise NodeNotFound(
-            f"{display_text(path)} counts {outline.unit}s: its text is in its sections; "
-            f"`treeseek outline {display_text(tree)} {display_text(path)}` lists them"
-        )
-    return (database.lines(tree, path).text + "\n").encode("utf-8")
 
 
 @app.command("rm")
