@@ -347,3 +347,15 @@ def test_coverage_is_the_idf_weighted_share_of_distinct_terms() -> None:
     assert index.coverage(np.asarray([99], dtype=np.int64)).tolist() == [0.0, 0.0, 0.0]
     assert index.coverage(np.asarray([1, 2, 3, 4], dtype=np.int64)).max() < 1.0
     assert index.coverage(np.asarray([2], dtype=np.int64)).tolist() == [1.0, 1.0, 0.0]
+
+
+def test_empty_source_files_are_not_reported_as_missing_term_counts(
+    db: Database, tmp_path: Path
+) -> None:
+    """An empty ``__init__.py`` has no terms to count: no note on every query about it."""
+    root = tmp_path / "pkg"
+    _write(root, {**FILES, "app/__init__.py": "", "web/__init__.py": ""})
+    db.index(root, name="pkg")
+    paths, params = _rank(db, "pkg", "add order to the order book", FlatConfig(vectors=False))
+    assert paths[0] == "app/orders.py"
+    assert "notes" not in params

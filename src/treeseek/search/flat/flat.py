@@ -457,6 +457,8 @@ class FlatRetriever(Retriever):
             lang = files.language.get(p)
             if lang is None or is_test_path(p) or is_vendored_path(p) or is_config_path(p):
                 continue
+            if files.nodes[p].size == 0:
+                continue  # an empty file has no terms to count (and is not missing any)
             by_hash[h].append(p)
         rows = code.file_terms(by_hash.keys())
         docs = [rows[h] for h in sorted(rows)]
