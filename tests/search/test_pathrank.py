@@ -220,3 +220,20 @@ def test_path_field_tokens_contain_the_other_fields(path: str) -> None:
     # BM25PathScorer skips a path whose full-path tokens miss every query term
     base, parent, full = field_tokens(path)
     assert set(base) | set(parent) <= set(full)
+
+
+_PATH_PART = st.text(alphabet=st.sampled_from("abcXYZ_-.09é日 "), min_size=1, max_size=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PATH_PART, min_size=1, max_size=5))
+def test_field_tokens_are_each_fields_own_word_tokens(parts: list[str]) -> None:
+    """The full path's tokens are built from the parent's and the basename's (shared per
+    directory); they must be what tokenizing the whole path gives."""
+    path = "/".join(parts)
+    base, parent, full = path_fields(path)
+    assert field_tokens(path) == (
+        tuple(word_tokens(base)),
+        tuple(word_tokens(parent)),
+        tuple(word_tokens(full)),
+    )

@@ -54,10 +54,21 @@ def path_fields(path: str) -> tuple[str, str, str]:
 
 
 @lru_cache(maxsize=1 << 17)
+def _name_tokens(name: str) -> tuple[str, ...]:
+    """Tokens of one basename or directory path (cached: a tree's files share directories)."""
+    return tuple(word_tokens(name))
+
+
+@lru_cache(maxsize=1 << 17)
 def field_tokens(path: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """Code tokens of the three fields of ``path`` (cached: paths recur across rounds)."""
-    base, parent, full = path_fields(path)
-    return tuple(word_tokens(base)), tuple(word_tokens(parent)), tuple(word_tokens(full))
+    """Code tokens of the three fields of ``path`` (cached: paths recur across rounds).
+
+    The full path's tokens are the parent's then the basename's: ``/`` is not a word
+    character, so no token spans it (see :func:`word_tokens`).
+    """
+    base, parent, _ = path_fields(path)
+    base_tokens, parent_tokens = _name_tokens(base), _name_tokens(parent)
+    return base_tokens, parent_tokens, parent_tokens + base_tokens
 
 
 def mentioned_paths(query: str) -> frozenset[str]:
