@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import treeseek
 from treeseek.code.parse import index_file
@@ -19,6 +21,7 @@ from treeseek.database import Database
 from treeseek.index.code_hook import CodeIndexHook, prepare_code
 from treeseek.llm.lexical import LexicalNavigator
 from treeseek.search.base import QueryOptions, SearchContext
+from treeseek.search.flat.bm25 import BM25Postings, group_by_id
 from treeseek.search.flat.file_bm25 import FileBM25Index
 from treeseek.search.flat.flat import FlatConfig, FlatRetriever
 from treeseek.store.code_base import FileTerms
@@ -359,3 +362,49 @@ def test_empty_source_files_are_not_reported_as_missing_term_counts(
     paths, params = _rank(db, "pkg", "add order to the order book", FlatConfig(vectors=False))
     assert paths[0] == "app/orders.py"
     assert "notes" not in params
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=2**32 - 1) | st.integers(0, 5), max_size=300))
+def test_group_by_id_is_numpys_stable_argsort(values: list[int]) -> None:
+    """The postings' order (term id, then position) must be exactly a stable argsort: ties
+    (one term in many documents) keep document order."""
+    ids = np.array(values, dtype=np.uint32)
+    order, grouped = group_by_id(ids)
+    assert np.array_equal(order, np.argsort(ids, kind="stable"))
+    assert np.array_equal(grouped, ids[order]) and grouped.dtype == np.uint32
+
+
+_CORPUS = st.lists(
+    st.dictionaries(st.integers(0, 40), st.integers(1, 5), max_size=8), min_size=1, max_size=25
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_CORPUS, st.dictionaries(st.integers(0, 45), st.integers(1, 3), max_size=6))
+def test_postings_score_every_document_as_the_formula_does(
+    docs: list[dict[int, int]], query: dict[int, int]
+) -> None:
+    """BM25 of each document, term by term in the query's order, as the module's formula
+    says: the postings (grouped by term, factors in term order) change nothing, to the bit."""
+    lengths = np.array([sum(d.values()) for d in docs], dtype=np.float64)
+    index = BM25Postings(
+        lengths,
+        np.array([len(d) for d in docs], dtype=np.int64),
+        np.array([t for d in docs for t in d], dtype=np.uint32),
+        np.array([c for d in docs for c in d.values()], dtype=np.uint32),
+    )
+    n = len(docs)
+    avgdl = float(lengths.sum()) / n if lengths.sum() > 0 else 1.0
+    want = np.zeros(n)
+    for term, weight in query.items():
+        df = sum(term in d for d in docs)
+        if not df:
+            continue
+        idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5))
+        for i, d in enumerate(docs):
+            if term in d:
+                tf = float(d[term])
+                norm = 1.2 * (1.0 - 0.75 + 0.75 * lengths[i] / avgdl)
+                want[i] += idf * float(weight) * (tf * 2.2 / (tf + norm))
+    assert np.array_equal(index.score(query), want)

@@ -36,13 +36,24 @@ FTS5_MIN_IDF = 1e-6
 Idf = Literal["bm25", "fts5"]
 
 
-def stable_order(ids: npt.NDArray[np.uint32]) -> npt.NDArray[np.intp]:
-    """``np.argsort(ids, kind="stable")`` of 32-bit ids, as two 16-bit passes: numpy sorts
-    16-bit keys stably by radix sort, 32-bit ones by timsort (about twice as slow on the 1.5
-    million postings of a django tree's chunks)."""
-    low = np.argsort((ids & 0xFFFF).astype(np.uint16), kind="stable")
-    high = np.argsort((ids[low] >> 16).astype(np.uint16), kind="stable")
-    return low[high]
+def group_by_id(
+    ids: npt.NDArray[np.uint32],
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.uint32]]:
+    """The stable order of ``ids`` (``np.argsort(ids, kind="stable")``) and the ids in it.
+
+    One sort of 64-bit keys ``id << 32 | position``: the keys are unique, so any sort gives
+    the stable order, and the sorted ids come out of the keys without a gather. numpy sorts
+    32-bit keys stably by timsort; this is as fast on the 1.5 million postings of a django
+    tree's chunks and about twice as fast on the 19 million of a 50,000-file tree's (1.1
+    against 2.1 s), where two 16-bit radix passes were no faster than timsort.
+    """
+    n = len(ids)
+    if n >= 1 << 32:  # positions no longer fit beside the id
+        order = np.argsort(ids, kind="stable")
+        return order, ids[order]
+    keys = (ids.astype(np.uint64) << np.uint64(32)) | np.arange(n, dtype=np.uint64)
+    keys.sort()
+    return (keys & np.uint64(0xFFFFFFFF)).astype(np.intp), (keys >> np.uint64(32)).astype(np.uint32)
 
 
 class BM25Postings:
@@ -67,10 +78,9 @@ class BM25Postings:
     ) -> None:
         self.size = len(lengths)
         self.lengths: npt.NDArray[np.float64] = np.asarray(lengths, dtype=np.float64)
-        doc_of = np.repeat(np.arange(self.size, dtype=np.int32), np.asarray(sizes, np.int64))
-        term_ids = np.asarray(term_ids, dtype=np.uint32)
-        order = stable_order(term_ids)
-        sorted_ids = term_ids[order]
+        per_doc = np.asarray(sizes, np.int64)
+        doc_of = np.repeat(np.arange(self.size, dtype=np.int32), per_doc)
+        order, sorted_ids = group_by_id(np.asarray(term_ids, dtype=np.uint32))
         starts = np.flatnonzero(np.diff(sorted_ids)) + 1
         if len(sorted_ids):
             starts = np.concatenate(([0], starts))
@@ -82,8 +92,11 @@ class BM25Postings:
         total = float(self.lengths.sum())
         self.avgdl = total / self.size if self.size and total > 0 else 1.0
         norm = k1 * (1.0 - b + b * self.lengths / self.avgdl)
-        tf = np.asarray(counts, dtype=np.float64)[order]
-        self.tf_factor: npt.NDArray[np.float64] = tf * (k1 + 1.0) / (tf + norm[self.docs])
+        # computed in document order (sequential reads), then put in term order with one
+        # gather: the same operations on the same values as in term order
+        tf = np.asarray(counts, dtype=np.float64)
+        by_doc = tf * (k1 + 1.0) / (tf + np.repeat(norm, per_doc))
+        self.tf_factor: npt.NDArray[np.float64] = by_doc[order]
         ratio = (self.size - self.df + 0.5) / (self.df + 0.5)
         if idf == "fts5":
             raw = np.log(ratio)
