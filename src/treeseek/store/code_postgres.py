@@ -38,6 +38,7 @@ from treeseek.store.code_base import (
     PartLayer,
     PartTerms,
     PreparedCode,
+    SymbolHead,
     SymbolHit,
     VectorKey,
 )
@@ -509,8 +510,8 @@ class PostgresCodeStore:
             )
         return out
 
-    def symbol_heads(self, hashes: Collection[str]) -> dict[str, list[SymbolHit]]:
-        out: dict[str, list[SymbolHit]] = {}
+    def symbol_heads(self, hashes: Collection[str]) -> dict[str, list[SymbolHead]]:
+        out: dict[str, list[SymbolHead]] = {}
         kinds = _SYMBOL_KINDS
         with self._read() as conn, conn.cursor(binary=True) as cur:
             rows = cur.execute(
@@ -520,7 +521,7 @@ class PostgresCodeStore:
             ).fetchall()
         for digest, qname, name, kind, start, end in rows:
             out.setdefault(digest, []).append(
-                SymbolHit(digest, qname, name, kinds[kind], start, end, 0.0)
+                SymbolHead(digest, qname, name, kinds[kind], start, end)
             )
         return out
 

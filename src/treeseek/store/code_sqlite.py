@@ -57,6 +57,7 @@ from treeseek.store.code_base import (
     PartLayer,
     PartTerms,
     PreparedCode,
+    SymbolHead,
     SymbolHit,
     VectorKey,
 )
@@ -490,8 +491,8 @@ class SQLiteCodeStore:
                 )
         return out
 
-    def symbol_heads(self, hashes: Collection[str]) -> dict[str, list[SymbolHit]]:
-        out: dict[str, list[SymbolHit]] = {}
+    def symbol_heads(self, hashes: Collection[str]) -> dict[str, list[SymbolHead]]:
+        out: dict[str, list[SymbolHead]] = {}
         kinds = _SYMBOL_KINDS
         conn = self._conn
         for batch in batched(list(hashes)):
@@ -501,7 +502,7 @@ class SQLiteCodeStore:
                 batch,
             ):
                 out.setdefault(digest, []).append(
-                    SymbolHit(digest, qname, name, kinds[kind], start, end, 0.0)
+                    SymbolHead(digest, qname, name, kinds[kind], start, end)
                 )
         return out
 

@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from treeseek.search.flat.bm25 import BM25Postings
-from treeseek.store.code_base import CodeStore, PartLayer, SymbolHit
+from treeseek.store.code_base import CodeStore, PartLayer, SymbolHead, SymbolHit
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,28 +165,38 @@ class SymbolCatalog:
     symbol lookups for query understanding in memory, whatever else the database holds
     (the store's ``symbols_named`` reads every tree's symbols of a name, then filters)."""
 
-    def __init__(self, heads: Mapping[str, list[SymbolHit]]) -> None:
+    def __init__(self, heads: Mapping[str, list[SymbolHead]]) -> None:
         self.heads = heads
         #: name / qualified name -> (position in the catalog, symbol)
-        self._names: dict[str, list[tuple[int, SymbolHit]]] = {}
+        names: dict[str, list[tuple[int, SymbolHead]]] = {}
         position = 0
         for digest in sorted(heads):
-            for hit in heads[digest]:
-                self._names.setdefault(hit.name, []).append((position, hit))
-                if hit.qname != hit.name:
-                    self._names.setdefault(hit.qname, []).append((position, hit))
+            for head in heads[digest]:
+                entry = (position, head)
+                found = names.get(head.name)
+                if found is None:
+                    names[head.name] = [entry]
+                else:
+                    found.append(entry)
+                if head.qname != head.name:
+                    found = names.get(head.qname)
+                    if found is None:
+                        names[head.qname] = [entry]
+                    else:
+                        found.append(entry)
                 position += 1
+        self._names = names
 
     def symbols_named(self, names: Sequence[str], hashes: Collection[str]) -> list[SymbolHit]:
         """Symbols whose name or qualified name is one of ``names`` (each symbol once), of
         contents in ``hashes``, by content hash and symbol order."""
         keep = hashes if isinstance(hashes, (set, frozenset)) else set(hashes)
-        found: dict[int, SymbolHit] = {}
+        found: dict[int, SymbolHead] = {}
         for n in dict.fromkeys(names):
-            for position, hit in self._names.get(n, ()):
-                if hit.content_hash in keep:
-                    found[position] = hit
-        return [found[p] for p in sorted(found)]
+            for position, head in self._names.get(n, ()):
+                if head.content_hash in keep:
+                    found[position] = head
+        return [found[p].hit() for p in sorted(found)]
 
 
 __all__ = ("PartIndex", "RankedPart", "SymbolCatalog")
