@@ -6,6 +6,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import treeseek
 from treeseek.database import Database
@@ -140,3 +142,27 @@ def test_qualified_names_match_the_defining_file(db: Database) -> None:
     matches = _resolver(db).resolve(extract_mentions("QuerySet.bulk_create() drops rows"))
     qn = [m for m in matches if m.kind == "qname"]
     assert [(m.path, m.symbol) for m in qn] == [("pkg/db/query.py", "QuerySet.bulk_create")]
+
+
+_SEGMENT = st.sampled_from(["a", "b", "query.py", "models", "x.py", "__init__.py", "q"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.lists(_SEGMENT, min_size=1, max_size=4).map("/".join), max_size=30),
+    st.lists(st.sampled_from(["a", "b", "query.py", "x.py", "", "q"]), min_size=1, max_size=4),
+)
+def test_suffix_lookup_is_a_table_of_every_suffix(paths: list[str], asked: list[str]) -> None:
+    """Suffixes are looked up through basenames; the answer must be what a table of every
+    suffix of every path gives, in the same order."""
+    paths = list(dict.fromkeys(paths))
+    table: dict[str, list[str]] = {}
+    for p in paths:
+        parts = p.split("/")
+        for i in range(len(parts)):
+            table.setdefault("/".join(parts[i:]), []).append(p)
+    names = TreeNames.build(paths)
+    suffix = "/".join(asked)
+    assert names.by_suffix(suffix) == table.get(suffix, [])
+    for p in paths:
+        assert names.by_suffix(p) == table[p]

@@ -95,7 +95,7 @@ class ImportResolver:
         ext = _extension(importer)
         parts = ref.split(".")
         for k in range(len(parts), 1, -1):
-            hit = self._names.by_suffix.get("/".join(parts[:k]) + ext)
+            hit = self._names.by_suffix("/".join(parts[:k]) + ext)
             if hit and len(hit) <= 2:
                 return list(hit)
         return []

@@ -250,20 +250,28 @@ class TreeNames:
     """Exact-lookup tables of one tree's file paths (build once per tree version)."""
 
     paths: frozenset[str]
-    by_suffix: dict[str, list[str]]  # "models/query.py" and "query.py" -> paths ending so
+    by_name: dict[str, list[str]]  # "query.py" -> the paths named so, in the tree's order
     by_module: dict[str, list[str]]  # "models.query", "query" -> python files named so
 
     @classmethod
     def build(cls, paths: Sequence[str]) -> TreeNames:
-        by_suffix: dict[str, list[str]] = defaultdict(list)
+        by_name: dict[str, list[str]] = defaultdict(list)
         by_module: dict[str, list[str]] = defaultdict(list)
         for p in paths:
-            parts = p.split("/")
-            for i in range(len(parts)):
-                by_suffix["/".join(parts[i:])].append(p)
+            by_name[p.rpartition("/")[2]].append(p)
             for key in _module_keys(p):
                 by_module[key].append(p)
-        return cls(frozenset(paths), dict(by_suffix), dict(by_module))
+        return cls(frozenset(paths), dict(by_name), dict(by_module))
+
+    def by_suffix(self, suffix: str) -> list[str]:
+        """The paths ending in ``suffix`` at a ``/`` (``models/query.py`` or ``query.py``),
+        in the tree's order. Looked up through the basename, not a table of every suffix of
+        every path (a 50,000-file tree has ~300,000 of them)."""
+        named = self.by_name.get(suffix.rpartition("/")[2], ())
+        if "/" not in suffix:
+            return list(named)
+        tail = "/" + suffix
+        return [p for p in named if p == suffix or p.endswith(tail)]
 
     def resolve_path(self, span: str) -> list[str]:
         """Files a path mention names: exact, else the longest existing suffix that is either
@@ -273,7 +281,7 @@ class TreeNames:
         parts = span.split("/")
         for i in range(len(parts)):
             suffix = "/".join(parts[i:])
-            found = self.by_suffix.get(suffix)
+            found = self.by_suffix(suffix)
             if not found:
                 continue
             multi = len(parts) - i > 1
