@@ -186,6 +186,8 @@ class SymbolCatalog:
                         found.append(entry)
                 position += 1
         self._names = names
+        #: name hits made so far, by position (questions ask for the same names again)
+        self._hits: dict[int, SymbolHit] = {}
 
     def symbols_named(self, names: Sequence[str], hashes: Collection[str]) -> list[SymbolHit]:
         """Symbols whose name or qualified name is one of ``names`` (each symbol once), of
@@ -196,7 +198,14 @@ class SymbolCatalog:
             for position, head in self._names.get(n, ()):
                 if head.content_hash in keep:
                     found[position] = head
-        return [found[p].hit() for p in sorted(found)]
+        hits = self._hits
+        out = []
+        for p in sorted(found):
+            hit = hits.get(p)
+            if hit is None:
+                hit = hits[p] = found[p].hit()
+            out.append(hit)
+        return out
 
 
 __all__ = ("PartIndex", "RankedPart", "SymbolCatalog")

@@ -245,6 +245,11 @@ def _module_keys(path: str) -> list[str]:
     return [".".join(parts[i:]) for i in range(len(parts)) if parts[i:]]
 
 
+#: how many suffix lookups a tree's names keep (more are asked than a tree has files only
+#: when questions mention paths the tree does not have)
+_SUFFIX_CACHE = 1 << 18
+
+
 @dataclass(slots=True)
 class TreeNames:
     """Exact-lookup tables of one tree's file paths (build once per tree version)."""
@@ -252,6 +257,8 @@ class TreeNames:
     paths: frozenset[str]
     by_name: dict[str, list[str]]  # "query.py" -> the paths named so, in the tree's order
     by_module: dict[str, list[str]]  # "models.query", "query" -> python files named so
+    #: suffixes looked up so far (import resolution asks the same ones query after query)
+    _suffixes: dict[str, list[str]] = field(default_factory=dict)
 
     @classmethod
     def build(cls, paths: Sequence[str]) -> TreeNames:
@@ -267,11 +274,15 @@ class TreeNames:
         """The paths ending in ``suffix`` at a ``/`` (``models/query.py`` or ``query.py``),
         in the tree's order. Looked up through the basename, not a table of every suffix of
         every path (a 50,000-file tree has ~300,000 of them)."""
-        named = self.by_name.get(suffix.rpartition("/")[2], ())
-        if "/" not in suffix:
-            return list(named)
-        tail = "/" + suffix
-        return [p for p in named if p == suffix or p.endswith(tail)]
+        found = self._suffixes.get(suffix)
+        if found is None:
+            named = self.by_name.get(suffix.rpartition("/")[2], ())
+            tail = "/" + suffix
+            found = [p for p in named if p == suffix or p.endswith(tail)]
+            if len(self._suffixes) >= _SUFFIX_CACHE:  # questions' mentions are unbounded
+                self._suffixes.clear()
+            self._suffixes[suffix] = found
+        return found
 
     def resolve_path(self, span: str) -> list[str]:
         """Files a path mention names: exact, else the longest existing suffix that is either
