@@ -7,6 +7,7 @@ import math
 import sqlite3
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from treeseek.database import Database
 from treeseek.index.code_hook import CodeIndexHook, prepare_code
 from treeseek.llm.lexical import LexicalNavigator
 from treeseek.search.base import QueryOptions, SearchContext
+from treeseek.search.caches import TreeCaches
 from treeseek.search.flat.bm25 import BM25Postings, group_by_id
 from treeseek.search.flat.file_bm25 import FileBM25Index
 from treeseek.search.flat.flat import FlatConfig, FlatRetriever
@@ -408,3 +410,29 @@ def test_postings_score_every_document_as_the_formula_does(
                 norm = 1.2 * (1.0 - 0.75 + 0.75 * lengths[i] / avgdl)
                 want[i] += idf * float(weight) * (tf * 2.2 / (tf + norm))
     assert np.array_equal(index.score(query), want)
+
+
+def test_scopes_kept_across_queries_answer_as_fresh_ones(db: Database, repo: Path) -> None:
+    """What a configuration lets a query rank is kept with the tree's tables: queries with
+    other prefixes, languages or test filters in between must not change any answer."""
+    db.index(repo, name="one")
+    configs = [
+        FlatConfig(vectors=False),
+        FlatConfig(vectors=False, path_prefix="app"),
+        FlatConfig(vectors=False, path_prefix="web"),
+        FlatConfig(vectors=False, languages=frozenset({"javascript"})),
+        FlatConfig(vectors=False, exclude_tests=True),
+        FlatConfig(vectors=False, path_prefix="app"),
+        FlatConfig(vectors=False),
+    ]
+    question = "add order to the order book with a discount"
+    shared = SearchContext(store=db.store, tree=db.tree("one"), navigator=LexicalNavigator())
+    for cfg in configs:
+        kept = FlatRetriever(cfg).retrieve(shared, question, QueryOptions(k=20))
+        fresh = FlatRetriever(cfg).retrieve(
+            replace(shared, caches=TreeCaches()), question, QueryOptions(k=20)
+        )
+        assert [f.path for f in kept.files] == [f.path for f in fresh.files], cfg
+        assert [f.score for f in kept.files] == [f.score for f in fresh.files], cfg
+    prefixes = {f.path.split("/")[0] for f in kept.files}
+    assert {"app", "web"} <= prefixes

@@ -205,6 +205,10 @@ class _TreeFiles:
     classes: dict[str, tuple[bool, bool, bool]] = field(default_factory=dict)
     #: path -> the files of the tree it imports (resolved at query time), filled as needed
     imports: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: the files a query may rank, by what limits them (see :class:`_Scope`)
+    scopes: dict[tuple[str, bool, tuple[str, ...]], _Scope] = field(default_factory=dict)
+    #: the question's mentions matched against the tree's names, built on first use
+    resolver: MentionResolver | None = None
 
     def classes_of(self, path: str) -> tuple[bool, bool, bool]:
         """Whether ``path`` is a test, not code (no grammar, or tool configuration), vendored."""
@@ -222,6 +226,28 @@ class _TreeFiles:
 
 #: the per-tree tables of the flat retriever, in the database's caches
 TREE_FILES: Slot[_TreeFiles] = Slot("flat.tree_files")
+
+#: scopes a tree's tables keep (a client may ask for any path prefix)
+MAX_SCOPES = 16
+
+
+@dataclass(slots=True)
+class _Scope:
+    """The files a query may rank under one configuration's limits (path prefix, tests,
+    languages): the same for every question, so kept with the tree's files rather than
+    recomputed per query (a pass over every file of the tree). Read-only once built."""
+
+    paths: list[str]  # allowed files, in the tree's order
+    path_set: frozenset[str]
+    allowed: dict[str, list[str]]  # content hash -> its allowed paths
+    #: per part layer: which of the layer's documents belong to allowed contents
+    masks: dict[str, npt.NDArray[np.bool_]] = field(default_factory=dict)
+
+    def mask(self, index: PartIndex) -> npt.NDArray[np.bool_]:
+        found = self.masks.get(index.layer)
+        if found is None:
+            found = self.masks[index.layer] = index.contents_mask(self.allowed.keys())
+        return found
 
 
 @dataclass(slots=True)
@@ -357,6 +383,35 @@ class FlatRetriever(Retriever):
         hash_by_path = {p: h for p, n in nodes.items() if (h := code_content(p, n.content_hash))}
         language = {p: language_for_path(p) for p in nodes}
         return _TreeFiles(nodes, hash_by_path, TreeNames.build(list(nodes)), language)
+
+    def _scope(self, code: CodeStore, files: _TreeFiles, cfg: FlatConfig) -> _Scope:
+        """The files ``cfg`` lets a query rank, kept with the tree's files."""
+        key = (cfg.path_prefix or "", cfg.exclude_tests, tuple(sorted(cfg.languages or ())))
+        found = files.scopes.get(key)
+        if found is not None:
+            return found
+        paths = [p for p in files.nodes if self._allowed(p, cfg)]
+        allowed: dict[str, list[str]] = defaultdict(list)
+        for p in paths:
+            h = files.hash_by_path.get(p)
+            if h:
+                allowed[h].append(p)
+        if cfg.languages:
+            infos = code.code_files(allowed.keys())
+            allowed = defaultdict(
+                list,
+                {
+                    h: ps
+                    for h, ps in allowed.items()
+                    if h in infos and infos[h].language in cfg.languages
+                },
+            )
+            paths = [p for ps in allowed.values() for p in ps]
+        scope = _Scope(paths, frozenset(paths), dict(allowed))
+        if len(files.scopes) >= MAX_SCOPES:
+            files.scopes.clear()
+        files.scopes[key] = scope
+        return scope
 
     def _allowed(self, path: str, cfg: FlatConfig) -> bool:
         if cfg.path_prefix and not (
@@ -592,7 +647,11 @@ class FlatRetriever(Retriever):
 
     @staticmethod
     def _section_signal(
-        ctx: SearchContext, query: str, files: _TreeFiles, signals: _Signals, allowed: set[str]
+        ctx: SearchContext,
+        query: str,
+        files: _TreeFiles,
+        signals: _Signals,
+        allowed: frozenset[str],
     ) -> None:
         """Documentation files ranked by their best section (prose questions only)."""
         if files.doc_sections is None:
@@ -622,15 +681,14 @@ class FlatRetriever(Retriever):
         files: _TreeFiles,
         cfg: FlatConfig,
         signals: _Signals,
-        allowed: dict[str, list[str]],
+        scope: _Scope,
     ) -> None:
         chunks = self._chunk_index(code, files)
         scores = self._chunk_scores(code, terms, files, signals)
+        allowed = scope.allowed
         # a file scores its best chunk plus a share of its second best, among the best
         # ``chunk_limit`` chunks of the allowed files
-        best, seconds = chunks.best_two(
-            scores, chunks.contents_mask(allowed.keys()), cfg.chunk_limit
-        )
+        best, seconds = chunks.best_two(scores, scope.mask(chunks), cfg.chunk_limit)
         found: dict[str, float] = {}
         for part, second in zip(best, seconds, strict=True):
             score = part.score + cfg.second_chunk_share * second
@@ -646,11 +704,12 @@ class FlatRetriever(Retriever):
         files: _TreeFiles,
         cfg: FlatConfig,
         signals: _Signals,
-        allowed: dict[str, list[str]],
+        scope: _Scope,
     ) -> None:
         index = self._symbol_index(code, files)
         scores = index.score(self._query_weights(code, files, terms))
-        ranked = index.top(scores, index.contents_mask(allowed.keys()), cfg.symbol_limit)
+        allowed = scope.allowed
+        ranked = index.top(scores, scope.mask(index), cfg.symbol_limit)
         found: dict[str, float] = {}
         heads = self._catalog(code, files).heads
         for part in ranked:
@@ -706,23 +765,8 @@ class FlatRetriever(Retriever):
         except Exception as exc:
             raise RetrievalError(f"flat retrieval needs the code index: {exc}") from exc
         files = self._tree_files(ctx)
-        paths = [p for p in files.nodes if self._allowed(p, cfg)]
-        allowed: dict[str, list[str]] = defaultdict(list)
-        for p in paths:
-            h = files.hash_by_path.get(p)
-            if h:
-                allowed[h].append(p)
-        if cfg.languages:
-            infos = code.code_files(allowed.keys())
-            allowed = defaultdict(
-                list,
-                {
-                    h: ps
-                    for h, ps in allowed.items()
-                    if h in infos and infos[h].language in cfg.languages
-                },
-            )
-            paths = [p for ps in allowed.values() for p in ps]
+        scope = self._scope(code, files, cfg)
+        paths, allowed = scope.paths, scope.allowed
         signals = _Signals()
         notes: list[str] = []
         parsed = ParsedQuery.parse(query)
@@ -739,16 +783,21 @@ class FlatRetriever(Retriever):
                 code, Counter(parsed.title_tokens), files, cfg, signals, allowed, "title"
             )
         if cfg.chunks and terms:
-            self._chunk_signal(code, terms, files, cfg, signals, allowed)
+            self._chunk_signal(code, terms, files, cfg, signals, scope)
         if cfg.symbols and terms:
-            self._symbol_signal(code, terms, files, cfg, signals, allowed)
+            self._symbol_signal(code, terms, files, cfg, signals, scope)
         if signals.prose:
-            self._section_signal(ctx, query, files, signals, set(paths))
+            self._section_signal(ctx, query, files, signals, scope.path_set)
         matches: list[MentionMatch] = []
         if cfg.mentions:
-            resolver = MentionResolver(files.names, files.hash_by_path, self._catalog(code, files))
-            allowed_paths = set(paths)
-            matches = [m for m in resolver.resolve(parsed.mentions) if m.path in allowed_paths]
+            if files.resolver is None:
+                files.resolver = MentionResolver(
+                    files.names, files.hash_by_path, self._catalog(code, files)
+                )
+            allowed_paths = scope.path_set
+            matches = [
+                m for m in files.resolver.resolve(parsed.mentions) if m.path in allowed_paths
+            ]
             for m in matches:
                 signals.evidence[m.path].mentions.append(
                     MentionEvidence(kind=m.kind, text=m.text, symbol=m.symbol, line=m.line)

@@ -343,6 +343,7 @@ class MentionResolver:
         for p, h in hash_by_path.items():
             paths_by_hash[h].append(p)
         self._paths_by_hash = dict(paths_by_hash)
+        self._hashes = frozenset(paths_by_hash)
         self._code = code
 
     def resolve(self, mentions: QueryMentions) -> list[MentionMatch]:
@@ -383,7 +384,7 @@ class MentionResolver:
                     )
         if not wanted:
             return []
-        hits = self._code.symbols_named(list(wanted), self._paths_by_hash.keys())
+        hits = self._code.symbols_named(list(wanted), self._hashes)
         by_key: dict[str, list[tuple[str, str, int]]] = defaultdict(list)
         for h in hits:
             for p in self._paths_by_hash.get(h.content_hash, ()):
