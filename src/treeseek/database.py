@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from treeseek.embed.base import Embedder
     from treeseek.llm.base import Navigator
     from treeseek.search.base import FileHit, Result
+    from treeseek.search.graph.call_sites import CallSite
     from treeseek.search.graph.tree_graph import TreeCodeGraph
 
 NodeRef = str | Node
@@ -383,6 +384,21 @@ class Database(Closing):
         from treeseek.search.graph.tree_graph import cached_tree_graph
 
         return cached_tree_graph(self.caches, self.store, self.tree(tree))
+
+    @reads
+    def call_sites(self, tree: str, relation: str, name: str) -> tuple[str, list[CallSite]]:
+        """``(node, sites)``: the node ``name`` names in tree ``tree`` (short forms included,
+        :meth:`~treeseek.code.graph.NodeNames.find`) and its ``relation`` (``callers`` or
+        ``callees``) call sites, read in one version without building the tree's graph
+        (:mod:`treeseek.search.graph.lookup`: the same answer, from the few files it needs)."""
+        from treeseek.search.graph.lookup import TreeLookup
+
+        if relation not in ("callers", "callees"):
+            raise ConfigError(f"call sites are callers or callees, not {relation!r}")
+        self.tree(tree)  # TreeNotFound for an unknown tree
+        lookup = TreeLookup(self.store, tree)
+        node = lookup.find(name)
+        return node, lookup.callers(node) if relation == "callers" else lookup.callees(node)
 
     @reads
     def content(self, tree: str, ref: NodeRef) -> bytes | None:

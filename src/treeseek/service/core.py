@@ -38,6 +38,7 @@ from treeseek.trees.model import Node, TreeInfo
 
 if TYPE_CHECKING:
     from treeseek.llm.base import Navigator
+    from treeseek.search.graph.call_sites import CallSite
     from treeseek.search.graph.tree_graph import TreeCodeGraph
 
 #: relations of :meth:`Service.graph` (``treeseek graph``'s, without ``walk``)
@@ -471,6 +472,10 @@ class Service:
         limit = self.limits.max_items if limit is None else limit
         _limit("limit", limit, self.limits.max_items)
         _limit("hops", hops, 3)
+        if relation in ("callers", "callees") and name:
+            # the name first, then only the files its call sites can be in (not the graph)
+            node, sites = self.db.call_sites(tree, relation, name)
+            return self._call_sites(tree, relation, node, sites, limit)
         loaded = self._graph(tree)
         if relation == "entrypoints":
             rows = [
@@ -503,8 +508,6 @@ class Service:
             )
         graph = loaded.graph
         node = graph.find(name)
-        if relation in ("callers", "callees"):
-            return self._call_sites(loaded, tree, relation, node, limit)
         found: list[str]
         distances: dict[str, int] = {}
         if relation == "importers":
@@ -538,15 +541,13 @@ class Service:
         }
 
     def _call_sites(
-        self, loaded: TreeCodeGraph, tree: str, relation: str, node: str, limit: int
+        self, tree: str, relation: str, node: str, sites: list[CallSite], limit: int
     ) -> dict[str, Any]:
         """Callers/callees as call-site rows: ``id`` (the caller; for callees the target, or
         the callee as written when ``status`` is ``unresolved``), ``status``, ``via``,
         ``callee``, ``path``, ``line``, ``count``."""
         from treeseek.search.graph import call_sites
 
-        find = call_sites.callers if relation == "callers" else call_sites.callees
-        sites = find(loaded, self.db.store, tree, node)
         rows = []
         for row, site in zip(call_sites.site_rows(sites), sites, strict=True):
             ident = site.caller if relation == "callers" else (site.target or site.callee)
