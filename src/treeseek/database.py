@@ -401,6 +401,28 @@ class Database(Closing):
         return node, lookup.callers(node) if relation == "callers" else lookup.callees(node)
 
     @reads
+    def code_relation(
+        self, tree: str, relation: str, name: str, *, transitive: bool = False
+    ) -> tuple[str, list[str]]:
+        """``(node, related)``: the node ``name`` names and its ``imports``, ``superclasses``
+        or ``members``, as the tree's graph gives them, read from the node's own file (and
+        what resolving its edges needs) without building the graph."""
+        from treeseek.search.graph.lookup import TreeLookup
+
+        self.tree(tree)  # TreeNotFound for an unknown tree
+        lookup = TreeLookup(self.store, tree)
+        node = lookup.find(name)
+        if relation == "imports":
+            return node, lookup.imports(node)
+        if relation == "superclasses":
+            return node, lookup.superclasses(node, transitive=transitive)
+        if relation == "members":
+            return node, lookup.members(node)
+        raise ConfigError(
+            f"read from a node's own file: imports, superclasses, members; not {relation!r}"
+        )
+
+    @reads
     def content(self, tree: str, ref: NodeRef) -> bytes | None:
         """The stored bytes of a file, or None (directory, binary, too large, path-only...)."""
         return self.store.content(tree, self.node(tree, ref).id)

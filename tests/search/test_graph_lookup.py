@@ -94,14 +94,9 @@ MIXED = {
 
 def _source(tmp_path: Path, which: str) -> Path:
     root = tmp_path / which
-    if which == "treeseek":
-        shutil.copytree(
-            Path(treeseek.__file__).parent, root, ignore=shutil.ignore_patterns("__pycache__")
-        )
-    elif which == "click":
-        shutil.copytree(
-            Path(click.__file__).parent, root, ignore=shutil.ignore_patterns("__pycache__")
-        )
+    if which in ("treeseek", "click"):  # the package under the tree root, as it is imported
+        package = Path((treeseek if which == "treeseek" else click).__file__).parent
+        shutil.copytree(package, root / which, ignore=shutil.ignore_patterns("__pycache__"))
     else:
         for rel, text in MIXED.items():
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -176,6 +171,36 @@ def test_callers_and_callees_are_those_of_the_whole_graph(
     assert {"resolved", "unresolved"} <= statuses
 
 
+def test_imports_superclasses_and_members_are_those_of_the_whole_graph(
+    indexed: tuple[Database, TreeCodeGraph],
+) -> None:
+    db, loaded = indexed
+    graph = loaded.graph
+    classes = sorted(graph.out["inherits"])
+    asked = (
+        sorted(graph.files) + classes + sorted(graph.symbols)[:: max(1, len(graph.symbols) // 100)]
+    )
+    seen = {"imports": 0, "superclasses": 0, "members": 0}
+    for node in asked:
+        with db.store.snapshot():
+            lookup = TreeLookup(db.store, "t")
+            got = {
+                "imports": lookup.imports(node),
+                "superclasses": lookup.superclasses(node),
+                "members": lookup.members(node),
+            }
+            every_level = lookup.superclasses(node, transitive=True)
+        assert got == {
+            "imports": graph.imports(node),
+            "superclasses": graph.superclasses(node),
+            "members": graph.members(node),
+        }, node
+        assert every_level == graph.superclasses(node, transitive=True), node
+        for relation, found in got.items():
+            seen[relation] += bool(found)
+    assert all(seen.values()), seen
+
+
 def test_database_call_sites_find_the_name_first(
     indexed: tuple[Database, TreeCodeGraph],
 ) -> None:
@@ -192,6 +217,9 @@ def test_database_call_sites_find_the_name_first(
         assert sites == call_sites.callers(loaded, db.store, "t", node)
         node, sites = db.call_sites("t", "callees", name)
         assert sites == call_sites.callees(loaded, db.store, "t", node)
+    for name in unique[:3]:
+        node, related = db.code_relation("t", "members", name)
+        assert (node, related) == (loaded.graph.find(name), loaded.graph.members(node))
     shared = sorted(n for n, c in counts.items() if c > 1 and len(loaded.graph._named(n)) > 1)
     if shared:
         with pytest.raises(AmbiguousSymbol) as caught:
@@ -207,7 +235,7 @@ def test_a_lookup_reads_a_few_files_of_a_large_tree(tmp_path: Path) -> None:
             node = lookup.find("split_symbol_id")
             sites = lookup.callers(node)
             read = lookup.layers.read_files()
-        assert node == "code/model.py::split_symbol_id"
+        assert node == "treeseek/code/model.py::split_symbol_id"
         assert len(sites) > 5
         assert read < len(lookup.layers) / 3
 

@@ -94,6 +94,12 @@ def graph_command(
             }
             _emit(as_json, payload, [_site_line(s, relation) for s in sites])
             return
+        if relation in ("imports", "superclasses", "members"):
+            assert name is not None
+            # from the node's own file (what resolving its edges needs), not the graph
+            node, related = database.code_relation(tree, relation, name, transitive=transitive)
+            _emit(as_json, {"tree": tree, "node": node, relation: related}, related)
+            return
         loaded = database.code_graph(tree)  # one version (TreeNotFound for an unknown tree)
         graph = loaded.graph
         if relation == "entrypoints":
@@ -129,20 +135,10 @@ def graph_command(
 def _relation(
     graph: CodeGraph, relation: str, node: str, hops: int, kinds: str, transitive: bool
 ) -> list[str] | dict[str, int]:
-    if relation == "callers":
-        return graph.callers(node)
-    if relation == "callees":
-        return graph.callees(node)
     if relation == "importers":
         return graph.importers(node)
-    if relation == "imports":
-        return graph.imports(node)
     if relation == "subclasses":
         return graph.subclasses(node, transitive=transitive)
-    if relation == "superclasses":
-        return graph.superclasses(node, transitive=transitive)
-    if relation == "members":
-        return graph.members(node)
     wanted = tuple(x.strip() for x in kinds.split(",") if x.strip())
     unknown = [x for x in wanted if x not in EDGE_KINDS]
     if unknown:

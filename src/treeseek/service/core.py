@@ -476,6 +476,16 @@ class Service:
             # the name first, then only the files its call sites can be in (not the graph)
             node, sites = self.db.call_sites(tree, relation, name)
             return self._call_sites(tree, relation, node, sites, limit)
+        if relation in ("imports", "superclasses", "members") and name:
+            # from the node's own file (what resolving its edges needs), not the graph
+            node, related = self.db.code_relation(tree, relation, name, transitive=transitive)
+            return {
+                "tree": tree,
+                "relation": relation,
+                "node": node,
+                "results": [{"id": item} for item in related[:limit]],
+                "total": len(related),
+            }
         loaded = self._graph(tree)
         if relation == "entrypoints":
             rows = [
@@ -512,14 +522,8 @@ class Service:
         distances: dict[str, int] = {}
         if relation == "importers":
             found = graph.importers(node)
-        elif relation == "imports":
-            found = graph.imports(node)
         elif relation == "subclasses":
             found = graph.subclasses(node, transitive=transitive)
-        elif relation == "superclasses":
-            found = graph.superclasses(node, transitive=transitive)
-        elif relation == "members":
-            found = graph.members(node)
         else:
             wanted = tuple(kinds) if kinds else tuple(EDGE_KINDS)
             unknown = [x for x in wanted if x not in EDGE_KINDS]

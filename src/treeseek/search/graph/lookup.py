@@ -19,6 +19,7 @@ as the whole graph does:
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
@@ -188,3 +189,63 @@ class TreeLookup(NodeNames):
             return edge.type is EdgeType.CALLS and edge.src == scope
 
         return call_sites.callees(self.resolve(files, made), self.store, self.tree, node)
+
+    def imports(self, node: str) -> list[str]:
+        """:meth:`CodeGraph.imports <treeseek.code.graph.CodeGraph.imports>` of a found node:
+        the files its file's imports resolve to, resolving that file's imports only."""
+        return sorted(self._out(EdgeType.IMPORTS, self.file_of(node)))
+
+    def superclasses(self, cls: str, transitive: bool = False) -> list[str]:
+        """:meth:`CodeGraph.superclasses <treeseek.code.graph.CodeGraph.superclasses>`: the
+        bases of ``cls`` (all levels with ``transitive``), resolving each class's own bases."""
+        if not transitive:
+            return sorted(self._out(EdgeType.INHERITS, cls))
+        seen: set[str] = set()
+        todo = deque(self._out(EdgeType.INHERITS, cls))
+        while todo:
+            n = todo.popleft()
+            if n in seen or n == cls:
+                continue
+            seen.add(n)
+            todo.extend(self._out(EdgeType.INHERITS, n))
+        return sorted(seen)
+
+    def members(self, node: str) -> list[str]:
+        """:meth:`CodeGraph.members <treeseek.code.graph.CodeGraph.members>`: a file's
+        top-level symbols or a symbol's members, from that file's symbols."""
+        path = self.file_of(node)
+        if path not in self.layers:
+            return []
+        symbols = self.layers[path].symbols
+        return sorted(
+            symbol_id(path, s.qname)
+            for s in symbols
+            if (symbol_id(path, s.parent) if s.parent else path) == node
+        )
+
+    def _out(self, kind: EdgeType, node: str) -> set[str]:
+        """The graph's ``out[kind][node]``: the edges of that kind from ``node`` (as
+        :meth:`CodeGraph.build <treeseek.code.graph.CodeGraph.build>` keys them: imports by
+        file, the others by their source symbol) resolved, with a destination in the tree."""
+        path = self.file_of(node)
+        if path not in self.layers:
+            return set()
+        imports = kind is EdgeType.IMPORTS
+
+        def source(edge: Edge) -> str:
+            return path if imports or not edge.src else f"{path}::{edge.src}"
+
+        def wanted(edge: Edge) -> bool:
+            return edge.type is kind and source(edge) == node
+
+        found: set[str] = set()
+        for e in resolve_files(self.facts, [path], wanted=wanted).edges:
+            if e.dst_path is None:
+                continue
+            if imports:
+                dst = e.dst_path
+            else:
+                dst = f"{e.dst_path}::{e.dst_symbol}" if e.dst_symbol else e.dst_path
+            if dst != node:
+                found.add(dst)
+        return found
