@@ -337,9 +337,9 @@ def last_part_sql(column: str) -> str:
 #: suffix of qualified names (``App.register_blueprint``): both by the last dotted part, indexed
 #: so a query reads the few files that can matter instead of the whole tree.
 _V7_GRAPH_NAMES = f"""
-CREATE INDEX code_edges_calls_by_name ON code_edges({last_part_sql("dst_ref")})
+CREATE INDEX IF NOT EXISTS code_edges_calls_by_name ON code_edges({last_part_sql("dst_ref")})
     WHERE type = 'calls';
-CREATE INDEX code_symbols_by_last ON code_symbols({last_part_sql("qname")});
+CREATE INDEX IF NOT EXISTS code_symbols_by_last ON code_symbols({last_part_sql("qname")});
 """
 
 
