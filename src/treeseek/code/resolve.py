@@ -84,12 +84,15 @@ def resolve_files(
     *,
     entrypoints: bool = False,
     wanted: Callable[[Edge], bool] | None = None,
+    resolvers: Resolvers | None = None,
 ) -> ResolvedTree:
     """The resolved edges (and, with ``entrypoints``, handlers) of the files ``paths``, in
     that order, against ``facts`` (only the edges ``wanted`` keeps, when given): each edge's
     target depends on the facts only, so resolving some edges of a tree gives them exactly as
-    resolving the whole tree does."""
-    resolvers = Resolvers(facts)
+    resolving the whole tree does. ``resolvers`` (made over ``facts``) may be shared by several
+    calls, so their tables are made once."""
+    if resolvers is None:
+        resolvers = Resolvers(facts)
     out = ResolvedTree(resolvers=resolvers)
     for path in paths:
         ix = facts.indexes[path]

@@ -28,7 +28,7 @@ from treeseek.code.graph import NodeNames
 from treeseek.code.languages import language_for_path
 from treeseek.code.model import Edge, EdgeType, FileCodeIndex, split_symbol_id, symbol_id
 from treeseek.code.modules import module_name, python_module_names
-from treeseek.code.resolve import ResolvedTree, resolve_files
+from treeseek.code.resolve import ResolvedTree, Resolvers, resolve_files
 from treeseek.code.resolve_base import TreeFacts
 from treeseek.search.graph import call_sites
 from treeseek.store.base import Store
@@ -124,6 +124,7 @@ class TreeLookup(NodeNames):
         self.tree = tree
         self.layers = StoredLayers(store, tree)
         self.facts = TreeFacts.lazy(self.layers, self.layers.languages)
+        self.resolvers = Resolvers(self.facts)  # one per lookup: their tables are made once
         # as CodeGraph.build names modules: each file's own name (the first path wins),
         # then the Python package names, which take precedence
         self.modules: dict[str, str] = {}
@@ -163,7 +164,9 @@ class TreeLookup(NodeNames):
     ) -> ResolvedFiles:
         """The edges of ``paths`` (those ``wanted`` keeps) resolved, in the order given,
         against the whole tree."""
-        return ResolvedFiles(self.layers, resolve_files(self.facts, paths, wanted=wanted))
+        return ResolvedFiles(
+            self.layers, resolve_files(self.facts, paths, wanted=wanted, resolvers=self.resolvers)
+        )
 
     def callers(self, symbol: str) -> list[call_sites.CallSite]:
         """:func:`call_sites.callers` of ``symbol``, reading only the files that may call it."""
@@ -239,7 +242,7 @@ class TreeLookup(NodeNames):
             return edge.type is kind and source(edge) == node
 
         found: set[str] = set()
-        for e in resolve_files(self.facts, [path], wanted=wanted).edges:
+        for e in resolve_files(self.facts, [path], wanted=wanted, resolvers=self.resolvers).edges:
             if e.dst_path is None:
                 continue
             if imports:
