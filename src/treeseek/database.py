@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from treeseek.embed.base import Embedder
     from treeseek.llm.base import Navigator
     from treeseek.search.base import FileHit, Result
+    from treeseek.search.graph.call_sites import CallSite
     from treeseek.search.graph.tree_graph import TreeCodeGraph
 
 NodeRef = str | Node
@@ -383,6 +384,43 @@ class Database(Closing):
         from treeseek.search.graph.tree_graph import cached_tree_graph
 
         return cached_tree_graph(self.caches, self.store, self.tree(tree))
+
+    @reads
+    def call_sites(self, tree: str, relation: str, name: str) -> tuple[str, list[CallSite]]:
+        """``(node, sites)``: the node ``name`` names in tree ``tree`` (short forms included,
+        :meth:`~treeseek.code.graph.NodeNames.find`) and its ``relation`` (``callers`` or
+        ``callees``) call sites, read in one version without building the tree's graph
+        (:mod:`treeseek.search.graph.lookup`: the same answer, from the few files it needs)."""
+        from treeseek.search.graph.lookup import TreeLookup
+
+        if relation not in ("callers", "callees"):
+            raise ConfigError(f"call sites are callers or callees, not {relation!r}")
+        self.tree(tree)  # TreeNotFound for an unknown tree
+        lookup = TreeLookup(self.store, tree)
+        node = lookup.find(name)
+        return node, lookup.callers(node) if relation == "callers" else lookup.callees(node)
+
+    @reads
+    def code_relation(
+        self, tree: str, relation: str, name: str, *, transitive: bool = False
+    ) -> tuple[str, list[str]]:
+        """``(node, related)``: the node ``name`` names and its ``imports``, ``superclasses``
+        or ``members``, as the tree's graph gives them, read from the node's own file (and
+        what resolving its edges needs) without building the graph."""
+        from treeseek.search.graph.lookup import TreeLookup
+
+        self.tree(tree)  # TreeNotFound for an unknown tree
+        lookup = TreeLookup(self.store, tree)
+        node = lookup.find(name)
+        if relation == "imports":
+            return node, lookup.imports(node)
+        if relation == "superclasses":
+            return node, lookup.superclasses(node, transitive=transitive)
+        if relation == "members":
+            return node, lookup.members(node)
+        raise ConfigError(
+            f"read from a node's own file: imports, superclasses, members; not {relation!r}"
+        )
 
     @reads
     def content(self, tree: str, ref: NodeRef) -> bytes | None:

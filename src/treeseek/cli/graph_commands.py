@@ -78,6 +78,28 @@ def graph_command(
     if hops < 0 or k < 1:
         usage_error("--hops must be >= 0 and -k >= 1")
     with open_database(db) as database:
+        if relation in ("callers", "callees"):
+            assert name is not None
+            # the name first, then only the files its call sites can be in (not the graph)
+            node, sites = database.call_sites(tree, relation, name)
+            ids = [s.caller if relation == "callers" else s.target for s in sites]
+            resolved = sorted(
+                {i for i, s in zip(ids, sites, strict=True) if i and s.status == "resolved"}
+            )
+            payload: dict[str, Any] = {
+                "tree": tree,
+                "node": node,
+                relation: resolved,
+                "sites": call_sites.site_rows(sites),
+            }
+            _emit(as_json, payload, [_site_line(s, relation) for s in sites])
+            return
+        if relation in ("imports", "superclasses", "members"):
+            assert name is not None
+            # from the node's own file (what resolving its edges needs), not the graph
+            node, related = database.code_relation(tree, relation, name, transitive=transitive)
+            _emit(as_json, {"tree": tree, "node": node, relation: related}, related)
+            return
         loaded = database.code_graph(tree)  # one version (TreeNotFound for an unknown tree)
         graph = loaded.graph
         if relation == "entrypoints":
@@ -99,21 +121,6 @@ def graph_command(
             return
         assert name is not None
         node = graph.find(name)
-        if relation in ("callers", "callees"):
-            find = call_sites.callers if relation == "callers" else call_sites.callees
-            sites = find(loaded, database.store, tree, node)
-            ids = [s.caller if relation == "callers" else s.target for s in sites]
-            resolved = sorted(
-                {i for i, s in zip(ids, sites, strict=True) if i and s.status == "resolved"}
-            )
-            payload: dict[str, Any] = {
-                "tree": tree,
-                "node": node,
-                relation: resolved,
-                "sites": call_sites.site_rows(sites),
-            }
-            _emit(as_json, payload, [_site_line(s, relation) for s in sites])
-            return
         if relation == "walk":
             policy = code_graph_policy([(node, 1.0)])
             hits = traverse(query, graph, policy=policy, max_depth=hops, k=max(k * 8, 64))
@@ -128,20 +135,10 @@ def graph_command(
 def _relation(
     graph: CodeGraph, relation: str, node: str, hops: int, kinds: str, transitive: bool
 ) -> list[str] | dict[str, int]:
-    if relation == "callers":
-        return graph.callers(node)
-    if relation == "callees":
-        return graph.callees(node)
     if relation == "importers":
         return graph.importers(node)
-    if relation == "imports":
-        return graph.imports(node)
     if relation == "subclasses":
         return graph.subclasses(node, transitive=transitive)
-    if relation == "superclasses":
-        return graph.superclasses(node, transitive=transitive)
-    if relation == "members":
-        return graph.members(node)
     wanted = tuple(x.strip() for x in kinds.split(",") if x.strip())
     unknown = [x for x in wanted if x not in EDGE_KINDS]
     if unknown:

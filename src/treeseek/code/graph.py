@@ -30,8 +30,104 @@ EDGE_KINDS: tuple[str, ...] = (
 )
 
 
+class NodeNames:
+    """How a name finds its node (:meth:`find`), over what a tree has: its files, its
+    modules and its symbols. :class:`CodeGraph` answers from the whole graph; a reader of the
+    stored layers answers the same from a few indexed reads
+    (:mod:`treeseek.search.graph.lookup`)."""
+
+    __slots__ = ()
+
+    def _is_file(self, path: str) -> bool:
+        raise NotImplementedError
+
+    def _is_symbol(self, node: str) -> bool:
+        raise NotImplementedError
+
+    def _module_path(self, module: str) -> str | None:
+        """The file of a dotted module / unit name, or None."""
+        raise NotImplementedError
+
+    def _last_named(self, last: str) -> Iterable[str]:
+        """Symbol ids whose qualified name's last dotted part is ``last`` (may hold more)."""
+        raise NotImplementedError
+
+    def _all_files(self) -> Iterable[str]:
+        raise NotImplementedError
+
+    def node(self, name: str) -> str | None:
+        """The node id for a path, symbol id, dotted module, or ``module.qname``."""
+        if self._is_file(name) or self._is_symbol(name):
+            return name
+        found = self._module_path(name)
+        if found is not None:
+            return found
+        head, tail = name, ""
+        while "." in head:
+            head, last = head.rsplit(".", 1)
+            tail = f"{last}.{tail}" if tail else last
+            path = self._module_path(head)
+            if path is not None:
+                sid = symbol_id(path, tail)
+                return sid if self._is_symbol(sid) else None
+        return None
+
+    def find(self, name: str) -> str:
+        """The node ``name`` names, short forms included; never a guess.
+
+        Exact forms first (:meth:`node`). Then, as in :mod:`treeseek.context.names`: a symbol
+        name or a unique suffix of a qualified name (``register_blueprint``,
+        ``App.register_blueprint``), a ``path::name`` whose path is a unique path suffix
+        (``app.py::App.run``), or a unique path suffix (``sansio/app.py``). Raises
+        :class:`~treeseek.errors.AmbiguousSymbol` with every candidate's id when several
+        match, :class:`~treeseek.errors.NodeNotFound` when none does.
+        """
+        name = name.strip()
+        found = self.node(name)
+        if found is not None:
+            return found
+        path_part, sep, qname = name.partition("::")
+        if sep:
+            paths = self._path_suffix(path_part)
+            ids = [i for p in paths for i in self._named(qname) if self.file_of(i) == p]
+        elif "/" in name:
+            ids = self._path_suffix(name)
+        else:
+            ids = self._named(name) or self._path_suffix(name)  # `main.py`: a file
+        if len(ids) == 1:
+            return ids[0]
+        if ids:
+            raise AmbiguousSymbol(name, sorted(ids))
+        raise NodeNotFound(
+            f"no file or symbol {name!r} in the code graph; give a path, a symbol id "
+            f"(path::Class.method), a dotted module, module.qname or a unique short name"
+        )
+
+    def _named(self, name: str) -> list[str]:
+        """Symbol ids whose qualified name is ``name`` or ends with ``.name``."""
+        last = name.rsplit(".", 1)[-1]
+        if "::" in last:
+            return []
+        out = set()
+        for sid in self._last_named(last):
+            qname = split_symbol_id(sid)[1] or ""
+            if qname == name or qname.endswith("." + name):
+                out.add(sid)
+        return sorted(out)
+
+    def _path_suffix(self, path: str) -> list[str]:
+        path = path.strip("/")
+        if self._is_file(path):
+            return [path]
+        return sorted(f for f in self._all_files() if f.endswith("/" + path))
+
+    @staticmethod
+    def file_of(node: str) -> str:
+        return split_symbol_id(node)[0]
+
+
 @dataclass(slots=True)
-class CodeGraph:
+class CodeGraph(NodeNames):
     files: set[str] = field(default_factory=set)
     symbols: set[str] = field(default_factory=set)
     modules: dict[str, str] = field(default_factory=dict)  # dotted module / unit -> path
@@ -85,79 +181,27 @@ class CodeGraph:
         self.out[kind].setdefault(src, set()).add(dst)
         self.into[kind].setdefault(dst, set()).add(src)
 
-    # --- lookups --------------------------------------------------------------------------
+    # --- lookups ---------------------------------------------------------------------------
 
-    def node(self, name: str) -> str | None:
-        """The node id for a path, symbol id, dotted module, or ``module.qname``."""
-        if name in self.files or name in self.symbols:
-            return name
-        if name in self.modules:
-            return self.modules[name]
-        head, tail = name, ""
-        while "." in head:
-            head, last = head.rsplit(".", 1)
-            tail = f"{last}.{tail}" if tail else last
-            path = self.modules.get(head)
-            if path is not None:
-                sid = symbol_id(path, tail)
-                return sid if sid in self.symbols else None
-        return None
+    def _is_file(self, path: str) -> bool:
+        return path in self.files
 
-    def find(self, name: str) -> str:
-        """The node ``name`` names, short forms included; never a guess.
+    def _is_symbol(self, node: str) -> bool:
+        return node in self.symbols
 
-        Exact forms first (:meth:`node`). Then, as in :mod:`treeseek.context.names`: a symbol
-        name or a unique suffix of a qualified name (``register_blueprint``,
-        ``App.register_blueprint``), a ``path::name`` whose path is a unique path suffix
-        (``app.py::App.run``), or a unique path suffix (``sansio/app.py``). Raises
-        :class:`~treeseek.errors.AmbiguousSymbol` with every candidate's id when several
-        match, :class:`~treeseek.errors.NodeNotFound` when none does.
-        """
-        name = name.strip()
-        found = self.node(name)
-        if found is not None:
-            return found
-        path_part, sep, qname = name.partition("::")
-        if sep:
-            paths = self._path_suffix(path_part)
-            ids = [i for p in paths for i in self._named(qname) if self.file_of(i) == p]
-        elif "/" in name:
-            ids = self._path_suffix(name)
-        else:
-            ids = self._named(name) or self._path_suffix(name)  # `main.py`: a file
-        if len(ids) == 1:
-            return ids[0]
-        if ids:
-            raise AmbiguousSymbol(name, sorted(ids))
-        raise NodeNotFound(
-            f"no file or symbol {name!r} in the code graph; give a path, a symbol id "
-            f"(path::Class.method), a dotted module, module.qname or a unique short name"
-        )
+    def _module_path(self, module: str) -> str | None:
+        return self.modules.get(module)
 
-    def _named(self, name: str) -> list[str]:
-        """Symbol ids whose qualified name is ``name`` or ends with ``.name``."""
+    def _last_named(self, last: str) -> Iterable[str]:
         if self._by_last is None:
             by_last: dict[str, list[str]] = {}
             for sid in self.symbols:
                 by_last.setdefault(sid.rsplit(".", 1)[-1].rsplit("::", 1)[-1], []).append(sid)
             self._by_last = by_last
-        last = name.rsplit(".", 1)[-1]
-        out = []
-        for sid in self._by_last.get(last, ()):
-            qname = split_symbol_id(sid)[1] or ""
-            if qname == name or qname.endswith("." + name):
-                out.append(sid)
-        return sorted(out)
+        return self._by_last.get(last, ())
 
-    def _path_suffix(self, path: str) -> list[str]:
-        path = path.strip("/")
-        if path in self.files:
-            return [path]
-        return sorted(f for f in self.files if f.endswith("/" + path))
-
-    @staticmethod
-    def file_of(node: str) -> str:
-        return split_symbol_id(node)[0]
+    def _all_files(self) -> Iterable[str]:
+        return self.files
 
     def _get(self, table: dict[str, dict[str, set[str]]], kind: str, node: str) -> list[str]:
         return sorted(table[kind].get(node, ()))

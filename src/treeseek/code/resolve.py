@@ -14,7 +14,7 @@ Ruby ``require_relative``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from treeseek.code.model import (
@@ -26,7 +26,7 @@ from treeseek.code.model import (
     ResolvedEntrypoint,
 )
 from treeseek.code.resolve_base import UNRESOLVED, Resolver, Target, TreeFacts
-from treeseek.code.resolve_other import other_resolvers
+from treeseek.code.resolve_other import OTHER_RESOLVERS
 from treeseek.code.resolve_python import PythonResolver
 
 
@@ -36,7 +36,7 @@ class ResolvedTree:
     entrypoints: list[ResolvedEntrypoint] = field(default_factory=list)
     #: language -> the resolver that made these edges, for query-time lookups that go further
     #: (:mod:`treeseek.search.graph.call_sites`)
-    resolvers: dict[str, Resolver] = field(default_factory=dict, repr=False, compare=False)
+    resolvers: Mapping[str, Resolver] = field(default_factory=dict, repr=False, compare=False)
     _by_path: dict[str, list[ResolvedEdge]] | None = field(
         default=None, init=False, repr=False, compare=False
     )
@@ -75,11 +75,31 @@ class ResolvedTree:
 
 def resolve_tree(indexes: Mapping[str, FileCodeIndex]) -> ResolvedTree:
     facts = TreeFacts.build(indexes)
-    resolvers = {"python": PythonResolver(facts), **other_resolvers(facts)}
+    return resolve_files(facts, indexes, entrypoints=True)
+
+
+def resolve_files(
+    facts: TreeFacts,
+    paths: Iterable[str],
+    *,
+    entrypoints: bool = False,
+    wanted: Callable[[Edge], bool] | None = None,
+    resolvers: Resolvers | None = None,
+) -> ResolvedTree:
+    """The resolved edges (and, with ``entrypoints``, handlers) of the files ``paths``, in
+    that order, against ``facts`` (only the edges ``wanted`` keeps, when given): each edge's
+    target depends on the facts only, so resolving some edges of a tree gives them exactly as
+    resolving the whole tree does. ``resolvers`` (made over ``facts``) may be shared by several
+    calls, so their tables are made once."""
+    if resolvers is None:
+        resolvers = Resolvers(facts)
     out = ResolvedTree(resolvers=resolvers)
-    for path, ix in indexes.items():
+    for path in paths:
+        ix = facts.indexes[path]
         resolver = resolvers.get(ix.language or "")
         for edge in ix.edges:
+            if wanted is not None and not wanted(edge):
+                continue
             if resolver is None:
                 target = UNRESOLVED
             elif edge.type is EdgeType.IMPORTS:
@@ -90,6 +110,8 @@ def resolve_tree(indexes: Mapping[str, FileCodeIndex]) -> ResolvedTree:
             else:
                 target = resolver.resolve_ref(path, edge.src, edge.dst_ref)
             out.edges.append(_edge(path, edge, target))
+        if not entrypoints:
+            continue
         for ep in ix.entrypoints:
             handler = ep.handler
             target = UNRESOLVED
@@ -102,6 +124,36 @@ def resolve_tree(indexes: Mapping[str, FileCodeIndex]) -> ResolvedTree:
                 ResolvedEntrypoint(path, ep, target.path, target.symbol if target.path else None)
             )
     return out
+
+
+#: language -> how its resolver is made from a tree's facts
+RESOLVERS: dict[str, Callable[[TreeFacts], Resolver]] = {
+    "python": PythonResolver,
+    **OTHER_RESOLVERS,
+}
+
+
+class Resolvers(Mapping[str, Resolver]):
+    """A tree's resolver of each language, made when a file of that language is first
+    resolved (a resolver's tables cover every file of its languages); languages that share a
+    resolver class (JS/TS, C/C++) share one resolver."""
+
+    def __init__(self, facts: TreeFacts) -> None:
+        self._facts = facts
+        self._made: dict[Callable[[TreeFacts], Resolver], Resolver] = {}
+
+    def __getitem__(self, language: str) -> Resolver:
+        make = RESOLVERS[language]
+        found = self._made.get(make)
+        if found is None:
+            found = self._made[make] = make(self._facts)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(RESOLVERS)
+
+    def __len__(self) -> int:
+        return len(RESOLVERS)
 
 
 def _edge(path: str, edge: Edge, target: Target) -> ResolvedEdge:

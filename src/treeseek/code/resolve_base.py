@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from treeseek.code.languages import family
 from treeseek.code.model import Edge, EdgeType, FileCodeIndex, Resolution, Symbol, SymbolKind
@@ -24,21 +25,38 @@ UNRESOLVED = Target(Resolution.PARTIAL)
 
 @dataclass(slots=True)
 class TreeFacts:
+    """What resolution looks up per file: its language, symbols by qualified name and base
+    references by class. Built for every file at once (:meth:`build`), or read per file on
+    first use (:meth:`lazy`): the same facts, so the same targets, whichever is used."""
+
     indexes: Mapping[str, FileCodeIndex]
-    symbols: dict[str, dict[str, Symbol]] = field(default_factory=dict)  # path -> qname -> sym
-    bases: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # path -> class -> refs
+    symbols: Mapping[str, dict[str, Symbol]] = field(default_factory=dict)  # path->qname->sym
+    bases: Mapping[str, dict[str, list[str]]] = field(default_factory=dict)  # path->cls->refs
+    #: path -> language, every file of the tree (what a resolver's tables start from)
+    languages: Mapping[str, str | None] = field(default_factory=dict)
 
     @classmethod
     def build(cls, indexes: Mapping[str, FileCodeIndex]) -> TreeFacts:
-        facts = cls(indexes)
+        symbols: dict[str, dict[str, Symbol]] = {}
+        bases: dict[str, dict[str, list[str]]] = {}
         for path, ix in indexes.items():
-            facts.symbols[path] = {s.qname: s for s in ix.symbols}
-            bases: dict[str, list[str]] = {}
-            for e in ix.edges:
-                if e.type is EdgeType.INHERITS:
-                    bases.setdefault(e.src, []).append(e.dst_ref)
-            facts.bases[path] = bases
-        return facts
+            symbols[path] = _symbols(ix)
+            bases[path] = _bases(ix)
+        languages = {path: ix.language for path, ix in indexes.items()}
+        return cls(indexes, symbols, bases, languages)
+
+    @classmethod
+    def lazy(
+        cls, indexes: Mapping[str, FileCodeIndex], languages: Mapping[str, str | None]
+    ) -> TreeFacts:
+        """Facts read from ``indexes`` one file at a time, when a lookup first needs that
+        file (``indexes`` may itself read files on demand); ``languages``: every file's."""
+        return cls(
+            indexes,
+            _PerFile(indexes, _symbols),
+            _PerFile(indexes, _bases),
+            languages,
+        )
 
     def is_class(self, path: str, qname: str | None) -> bool:
         if qname is None:
@@ -261,6 +279,45 @@ class Resolver:
                     break
         self._method_cache[key] = found
         return found
+
+
+def _symbols(ix: FileCodeIndex) -> dict[str, Symbol]:
+    return {s.qname: s for s in ix.symbols}
+
+
+def _bases(ix: FileCodeIndex) -> dict[str, list[str]]:
+    bases: dict[str, list[str]] = {}
+    for e in ix.edges:
+        if e.type is EdgeType.INHERITS:
+            bases.setdefault(e.src, []).append(e.dst_ref)
+    return bases
+
+
+_V = TypeVar("_V")
+
+
+class _PerFile(Mapping[str, _V]):
+    """``path -> what`` of each file of ``indexes``, computed on first access and kept."""
+
+    def __init__(self, indexes: Mapping[str, FileCodeIndex], what: Callable[[FileCodeIndex], _V]):
+        self._indexes = indexes
+        self._what = what
+        self._done: dict[str, _V] = {}
+
+    def __getitem__(self, path: str) -> _V:
+        found = self._done.get(path)
+        if found is None:
+            found = self._done[path] = self._what(self._indexes[path])
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._indexes)
+
+    def __len__(self) -> int:
+        return len(self._indexes)
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._indexes
 
 
 def _demote(target: Target, truncated: bool) -> Target:

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import posixpath
 from collections import defaultdict
+from collections.abc import Callable
+from functools import partial
 
 from treeseek.code.model import Edge, EdgeType, Resolution, SymbolKind
 from treeseek.code.modules import module_name, rust_module
@@ -27,26 +29,8 @@ _JS_LANGS = ("javascript", "typescript", "tsx")
 _JS_EXTS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".d.ts")
 
 
-def other_resolvers(facts: TreeFacts) -> dict[str, Resolver]:
-    js = JsResolver(facts)
-    c = CResolver(facts)
-    out: dict[str, Resolver] = {lang: js for lang in _JS_LANGS}
-    out.update(
-        {
-            "go": GoResolver(facts),
-            "rust": RustResolver(facts),
-            "java": PackageResolver(facts, "java"),
-            "csharp": PackageResolver(facts, "csharp"),
-            "c": c,
-            "cpp": c,
-            "ruby": RubyResolver(facts),
-        }
-    )
-    return out
-
-
 def _paths_of(facts: TreeFacts, languages: tuple[str, ...]) -> list[str]:
-    return [p for p, ix in facts.indexes.items() if ix.language in languages]
+    return [p for p, language in facts.languages.items() if language in languages]
 
 
 def _top_level(facts: TreeFacts, path: str) -> list[str]:
@@ -468,3 +452,17 @@ class RubyResolver(Resolver):
             if hit is not None:
                 return self._walk_members(Target(Resolution.RESOLVED, *hit), parts[cut:])
         return UNRESOLVED
+
+
+#: language -> the resolver class that resolves it (one resolver serves the JS family, one C
+#: and C++); built per tree when a file of one of its languages is first resolved
+OTHER_RESOLVERS: dict[str, Callable[[TreeFacts], Resolver]] = {
+    **{lang: JsResolver for lang in _JS_LANGS},
+    "go": GoResolver,
+    "rust": RustResolver,
+    "java": partial(PackageResolver, language="java"),
+    "csharp": partial(PackageResolver, language="csharp"),
+    "c": CResolver,
+    "cpp": CResolver,
+    "ruby": RubyResolver,
+}

@@ -28,7 +28,7 @@ class PythonResolver(Resolver):
 
     def __init__(self, facts: TreeFacts) -> None:
         super().__init__(facts)
-        paths = [p for p, ix in facts.indexes.items() if ix.language == "python"]
+        paths = [p for p, language in facts.languages.items() if language == "python"]
         roots = python_module_roots(paths)
         for p in paths:  # python by its shebang, not its name (sympy's bin/test): a script
             roots.setdefault(p, (module_name(p, "python"), ""))
@@ -45,11 +45,9 @@ class PythonResolver(Resolver):
             if alias not in self.candidates:
                 self.candidates[alias] = [("", p)]
         self._visible_cache: dict[tuple[str, str], str | None] = {}
-        self.bindings: dict[str, dict[str, _Binding]] = {}
-        self.stars: dict[str, list[str]] = {}
+        # a file's import bindings, made from its import edges when first looked up
+        self._bound: dict[str, tuple[dict[str, _Binding], list[str]]] = {}
         self._find_cache: dict[tuple[str, str], tuple[str, str | None] | None] = {}
-        for p in paths:
-            self._bind(p)
 
     def module_path(self, module: str, ctx: str) -> str | None:
         """The file of ``module`` as imported from file ``ctx``."""
@@ -84,10 +82,22 @@ class PythonResolver(Resolver):
             return f"{base}.{module}" if base else module
         return base
 
-    def _bind(self, path: str) -> None:
+    def bindings(self, path: str) -> dict[str, _Binding]:
+        """The names the imports of file ``path`` bind (nothing for a non-Python file)."""
+        return self._bind(path)[0]
+
+    def stars(self, path: str) -> list[str]:
+        """The modules file ``path`` star-imports."""
+        return self._bind(path)[1]
+
+    def _bind(self, path: str) -> tuple[dict[str, _Binding], list[str]]:
+        found = self._bound.get(path)
+        if found is not None:
+            return found
         bindings: dict[str, _Binding] = {}
         stars: list[str] = []
-        for e in self.facts.indexes[path].edges:
+        edges = self.facts.indexes[path].edges if path in self.module_of else ()
+        for e in edges:
             if e.type is not EdgeType.IMPORTS:
                 continue
             p = e.lang_payload
@@ -104,8 +114,8 @@ class PythonResolver(Resolver):
                 stars.append(module)
             else:
                 bindings[str(alias or name)] = (module, str(name))
-        self.bindings[path] = bindings
-        self.stars[path] = stars
+        found = self._bound[path] = (bindings, stars)
+        return found
 
     # --- imports --------------------------------------------------------------------------
 
@@ -150,11 +160,11 @@ class PythonResolver(Resolver):
         if name in self.facts.symbols.get(path, {}):
             found = (path, name)
         elif hops < MAX_HOPS:
-            binding = self.bindings.get(path, {}).get(name)
+            binding = self.bindings(path).get(name)
             if binding is not None:
                 found = self._follow(binding, hops, path)
             if found is None:
-                for star in self.stars.get(path, ()):
+                for star in self.stars(path):
                     star_path = self.module_path(star, path)
                     if star_path is not None and star_path != path:
                         found = self.find(star_path, name, hops + 1)
@@ -177,13 +187,13 @@ class PythonResolver(Resolver):
         return self.find(dst, attr, hops + 1) if dst else None
 
     def resolve_name(self, path: str, parts: list[str]) -> Target:
-        binding = self.bindings.get(path, {}).get(parts[0])
+        binding = self.bindings(path).get(parts[0])
         if binding is not None:
             module, attr = binding
             if attr is None:
                 return self.in_module(module, parts[1:], path)
             return self.in_module(module, [attr, *parts[1:]], path)
-        for star in self.stars.get(path, ()):
+        for star in self.stars(path):
             target = self.in_module(star, parts, path)
             if target.symbol is not None:
                 return target

@@ -38,6 +38,7 @@ from treeseek.trees.model import Node, TreeInfo
 
 if TYPE_CHECKING:
     from treeseek.llm.base import Navigator
+    from treeseek.search.graph.call_sites import CallSite
     from treeseek.search.graph.tree_graph import TreeCodeGraph
 
 #: relations of :meth:`Service.graph` (``treeseek graph``'s, without ``walk``)
@@ -471,6 +472,20 @@ class Service:
         limit = self.limits.max_items if limit is None else limit
         _limit("limit", limit, self.limits.max_items)
         _limit("hops", hops, 3)
+        if relation in ("callers", "callees") and name:
+            # the name first, then only the files its call sites can be in (not the graph)
+            node, sites = self.db.call_sites(tree, relation, name)
+            return self._call_sites(tree, relation, node, sites, limit)
+        if relation in ("imports", "superclasses", "members") and name:
+            # from the node's own file (what resolving its edges needs), not the graph
+            node, related = self.db.code_relation(tree, relation, name, transitive=transitive)
+            return {
+                "tree": tree,
+                "relation": relation,
+                "node": node,
+                "results": [{"id": item} for item in related[:limit]],
+                "total": len(related),
+            }
         loaded = self._graph(tree)
         if relation == "entrypoints":
             rows = [
@@ -503,20 +518,12 @@ class Service:
             )
         graph = loaded.graph
         node = graph.find(name)
-        if relation in ("callers", "callees"):
-            return self._call_sites(loaded, tree, relation, node, limit)
         found: list[str]
         distances: dict[str, int] = {}
         if relation == "importers":
             found = graph.importers(node)
-        elif relation == "imports":
-            found = graph.imports(node)
         elif relation == "subclasses":
             found = graph.subclasses(node, transitive=transitive)
-        elif relation == "superclasses":
-            found = graph.superclasses(node, transitive=transitive)
-        elif relation == "members":
-            found = graph.members(node)
         else:
             wanted = tuple(kinds) if kinds else tuple(EDGE_KINDS)
             unknown = [x for x in wanted if x not in EDGE_KINDS]
@@ -538,15 +545,13 @@ class Service:
         }
 
     def _call_sites(
-        self, loaded: TreeCodeGraph, tree: str, relation: str, node: str, limit: int
+        self, tree: str, relation: str, node: str, sites: list[CallSite], limit: int
     ) -> dict[str, Any]:
         """Callers/callees as call-site rows: ``id`` (the caller; for callees the target, or
         the callee as written when ``status`` is ``unresolved``), ``status``, ``via``,
         ``callee``, ``path``, ``line``, ``count``."""
         from treeseek.search.graph import call_sites
 
-        find = call_sites.callers if relation == "callers" else call_sites.callees
-        sites = find(loaded, self.db.store, tree, node)
         rows = []
         for row, site in zip(call_sites.site_rows(sites), sites, strict=True):
             ident = site.caller if relation == "callers" else (site.target or site.callee)

@@ -195,6 +195,16 @@ class CodeStore(Protocol):
         """Symbols whose name or qualified name equals one of ``names`` exactly (score 0),
         restricted to contents in ``hashes``."""
 
+    def symbols_last_named(self, name: str, hashes: Collection[str]) -> list[SymbolHit]:
+        """Symbols whose qualified name's last dotted part is ``name`` (``App.run`` for
+        ``run``), restricted to contents in ``hashes``, by content and symbol order: where a
+        short name's matches are (an indexed lookup, not a scan)."""
+
+    def calls_named(self, name: str, hashes: Collection[str]) -> set[str]:
+        """The contents among ``hashes`` with a call edge whose callee's last dotted part is
+        ``name`` (``self.app.register_blueprint`` for ``register_blueprint``): the files that
+        may call a symbol of that name (an indexed lookup, not a scan)."""
+
     def symbol_heads(self, hashes: Collection[str]) -> dict[str, list[SymbolHead]]:
         """Each content's symbols (qualified name, name, kind, lines) in symbol order,
         without signatures or docstrings: a tree's symbol catalog in one read (contents

@@ -42,7 +42,7 @@ from treeseek.store.code_base import (
     SymbolHit,
     VectorKey,
 )
-from treeseek.store.migrations import POSTGRES_CODE_TABLES
+from treeseek.store.migrations import POSTGRES_CODE_TABLES, last_part_sql
 from treeseek.store.rows import (
     CHUNK_COLUMNS,
     CODE_FILE_COLUMNS,
@@ -541,6 +541,34 @@ class PostgresCodeStore:
             for r in rows
             if r[0] in keep
         ]
+
+    def symbols_last_named(self, name: str, hashes: Collection[str]) -> list[SymbolHit]:
+        if not name or not hashes:
+            return []
+        keep = hashes if isinstance(hashes, (set, frozenset)) else set(hashes)
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT content_hash, qname, name, kind, start_line, end_line FROM code_symbols"
+                f" WHERE {last_part_sql('qname')} = %s ORDER BY content_hash, ord",
+                (name,),
+            ).fetchall()
+        return [
+            SymbolHit(r[0], r[1], r[2], SymbolKind(r[3]), r[4], r[5], 0.0)
+            for r in rows
+            if r[0] in keep
+        ]
+
+    def calls_named(self, name: str, hashes: Collection[str]) -> set[str]:
+        if not hashes:
+            return set()
+        keep = hashes if isinstance(hashes, (set, frozenset)) else set(hashes)
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT DISTINCT content_hash FROM code_edges"
+                f" WHERE type = 'calls' AND {last_part_sql('dst_ref')} = %s",
+                (name,),
+            ).fetchall()
+        return {str(r[0]) for r in rows if r[0] in keep}
 
     def vectors(
         self, model: str, kind: str, keys: Collection[VectorKey]

@@ -323,6 +323,26 @@ CREATE TABLE code_vectors (
 """
 
 
+#: the last dotted part of a text column (``a.b.save`` -> ``save``; no dot: the whole text), in
+#: SQL both SQLite and PostgreSQL evaluate alike and can index: ``rtrim`` drops the trailing
+#: characters that are not dots, leaving the text up to its last dot, whose length is where the
+#: last part starts. Queries must spell it exactly so for the index to serve them.
+def last_part_sql(column: str) -> str:
+    return f"substr({column}, length(rtrim({column}, replace({column}, '.', ''))) + 1)"
+
+
+#: Migration 7 (and PostgreSQL migration 7): the names a graph query looks up first. The
+#: callers of a symbol are the call edges whose callee's last name is the symbol's name
+#: (``self.app.register_blueprint`` -> ``register_blueprint``), and a short symbol name is a
+#: suffix of qualified names (``App.register_blueprint``): both by the last dotted part, indexed
+#: so a query reads the few files that can matter instead of the whole tree.
+_V7_GRAPH_NAMES = f"""
+CREATE INDEX IF NOT EXISTS code_edges_calls_by_name ON code_edges({last_part_sql("dst_ref")})
+    WHERE type = 'calls';
+CREATE INDEX IF NOT EXISTS code_symbols_by_last ON code_symbols({last_part_sql("qname")});
+"""
+
+
 #: every migration, in order; append only
 MIGRATIONS: list[Migration] = [
     Migration(
@@ -356,6 +376,11 @@ MIGRATIONS: list[Migration] = [
         version=6,
         description="vectors per (content, path): the embedded text includes the path",
         sql=_V6_VECTORS_BY_PATH,
+    ),
+    Migration(
+        version=7,
+        description="code layers: call edges by callee name, symbols by last name (graph)",
+        sql=_V7_GRAPH_NAMES,
     ),
 ]
 
@@ -803,6 +828,11 @@ POSTGRES_MIGRATIONS: list[PostgresMigration] = [
         version=6,
         description="vector changes folded: one row per (model, kind) and concurrent writer",
         sql=_PG_V6_FOLDED_VECTOR_CHANGES,
+    ),
+    PostgresMigration(
+        version=7,
+        description="code layers: call edges by callee name, symbols by last name (graph)",
+        sql=_V7_GRAPH_NAMES,
     ),
 ]
 

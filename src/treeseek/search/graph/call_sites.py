@@ -25,14 +25,15 @@ tree (by the index or by the same inference), or ``unresolved`` with the callee 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from treeseek.code.local_types import Binding, LocalTypes, ScopeSpan, local_types
-from treeseek.code.model import ResolvedEdge, SymbolKind, split_symbol_id
+from treeseek.code.model import FileCodeIndex, ResolvedEdge, SymbolKind, split_symbol_id
 from treeseek.code.param_types import type_ref
+from treeseek.code.resolve import ResolvedTree
 from treeseek.code.resolve_base import Resolver
-from treeseek.search.graph.tree_graph import TreeCodeGraph
 from treeseek.store.base import Store
 
 RESOLVED = "resolved"
@@ -42,6 +43,19 @@ UNRESOLVED = "unresolved"
 MAX_DEPTH = 4
 
 _Class = tuple[str, str]  # (path, class qname)
+
+
+class Resolved(Protocol):
+    """What call sites are read from: every file's layers of a tree (``indexes``) and the
+    resolved edges of (at least) the files that matter (``resolved``): a whole
+    :class:`~treeseek.search.graph.tree_graph.TreeCodeGraph`, or the few files a
+    :class:`~treeseek.search.graph.lookup.TreeLookup` resolved."""
+
+    @property
+    def indexes(self) -> Mapping[str, FileCodeIndex]: ...
+
+    @property
+    def resolved(self) -> ResolvedTree: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +74,7 @@ class CallSite:
     target: str | None = None  # the symbol id it resolves to (callees; None: unresolved)
 
 
-def callers(loaded: TreeCodeGraph, store: Store, tree: str, symbol: str) -> list[CallSite]:
+def callers(loaded: Resolved, store: Store, tree: str, symbol: str) -> list[CallSite]:
     """Every call site of ``symbol`` (a symbol id), resolved ones first."""
     path, qname = split_symbol_id(symbol)
     if not qname:
@@ -89,7 +103,7 @@ def callers(loaded: TreeCodeGraph, store: Store, tree: str, symbol: str) -> list
     return sorted(out, key=_order)
 
 
-def callees(loaded: TreeCodeGraph, store: Store, tree: str, symbol: str) -> list[CallSite]:
+def callees(loaded: Resolved, store: Store, tree: str, symbol: str) -> list[CallSite]:
     """Every call ``symbol`` (a symbol id, or a file for its module-level code) makes."""
     path, qname = split_symbol_id(symbol)
     scope = qname or ""
@@ -132,7 +146,7 @@ def _site(edge: ResolvedEdge, status: str, via: str, target: str | None) -> Call
 class _Inference:
     """Receiver types of call edges, from stored symbols and edges plus re-read sources."""
 
-    loaded: TreeCodeGraph
+    loaded: Resolved
     store: Store
     tree: str
     _locals: dict[str, LocalTypes | None] = field(default_factory=dict)

@@ -1,0 +1,254 @@
+"""Callers and callees of one name without building the tree's graph.
+
+The whole graph (:mod:`treeseek.search.graph.tree_graph`) reads and resolves every file of a
+tree: seconds on django, over a minute and gigabytes on a 50,000-file tree. A call-site query
+needs far less, so :class:`TreeLookup` reads the stored layers on demand and answers exactly
+as the whole graph does:
+
+* the name is found first (:class:`~treeseek.code.graph.NodeNames`): paths and modules come
+  from the file table, a short symbol name from an indexed read of the symbols whose qualified
+  name ends with it, an exact symbol id from its file's symbols;
+* callers read and resolve only the files with a call edge whose callee's last name is the
+  symbol's (an indexed read, :meth:`~treeseek.store.code_base.CodeStore.calls_named`), in
+  path order as the whole graph lists them; callees resolve only the symbol's file;
+* resolution looks files up as it needs them (:meth:`~treeseek.code.resolve_base.TreeFacts.lazy`,
+  :class:`~treeseek.code.resolve.Resolvers`): an import followed, a base class, a module's
+  re-exports. Each edge's target is a function of the tree's facts only, so it is the same
+  whether the tree was resolved whole or in part.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+
+from treeseek.code.conventions import code_content
+from treeseek.code.graph import NodeNames
+from treeseek.code.languages import language_for_path
+from treeseek.code.model import Edge, EdgeType, FileCodeIndex, split_symbol_id, symbol_id
+from treeseek.code.modules import module_name, python_module_names
+from treeseek.code.resolve import ResolvedTree, Resolvers, resolve_files
+from treeseek.code.resolve_base import TreeFacts
+from treeseek.search.graph import call_sites
+from treeseek.store.base import Store
+from treeseek.store.code_base import CodeFileInfo, CodeStore
+
+
+class StoredLayers(Mapping[str, FileCodeIndex]):
+    """``path -> FileCodeIndex`` (without chunks) of every file of a tree, each read from the
+    store when first asked for: what :func:`~treeseek.search.graph.tree_graph.load_tree_indexes`
+    returns for the whole tree, file by file. Iterating lists the paths in path order without
+    reading them; ``in`` reads nothing."""
+
+    def __init__(self, store: Store, tree: str) -> None:
+        self.code: CodeStore = store.code()
+        states = store.file_states(tree)
+        self.paths = sorted(states)
+        #: path -> the content hash its code layers are stored under (None: never parsed)
+        self.digests = {p: code_content(p, states[p].content_hash) for p in self.paths}
+        self._infos: dict[str, CodeFileInfo] = self.code.code_files(
+            {d for d in self.digests.values() if d}
+        )
+        self.languages: dict[str, str | None] = {}
+        for path in self.paths:
+            digest = self.digests[path]
+            info = self._infos.get(digest) if digest else None
+            self.languages[path] = info.language if info is not None else language_for_path(path)
+        self._by_digest: dict[str, FileCodeIndex] = {}
+        self._read: dict[str, FileCodeIndex] = {}
+
+    def __getitem__(self, path: str) -> FileCodeIndex:
+        found = self._read.get(path)
+        if found is not None:
+            return found
+        language = self.languages[path]  # KeyError: not a file of the tree
+        digest = self.digests[path]
+        info = self._infos.get(digest) if digest else None
+        if digest is None or info is None:
+            # never parsed (empty, skipped): still a path, as in load_tree_indexes
+            found = FileCodeIndex(language, module_name(path, language), ())
+        else:
+            base = self._by_digest.get(digest)
+            if base is None:
+                base = self._by_digest[digest] = FileCodeIndex(
+                    language=info.language,
+                    module="",
+                    chunks=(),
+                    symbols=tuple(self.code.symbols(digest)),
+                    edges=tuple(self.code.edges(digest)),
+                    entrypoints=tuple(self.code.entrypoints(digest)),
+                    parse_error=info.parse_error,
+                )
+            found = FileCodeIndex(
+                language=language,
+                module=module_name(path, language),
+                chunks=(),
+                symbols=base.symbols,
+                edges=base.edges,
+                entrypoints=base.entrypoints,
+                parse_error=base.parse_error,
+            )
+        self._read[path] = found
+        return found
+
+    def __contains__(self, path: object) -> bool:
+        return path in self.languages
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.paths)
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def read_files(self) -> int:
+        """How many files have been read so far (what a lookup cost)."""
+        return len(self._read)
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedFiles:
+    """Some files of a tree resolved against the whole tree: what
+    :mod:`~treeseek.search.graph.call_sites` reads (``indexes`` holds every file)."""
+
+    indexes: Mapping[str, FileCodeIndex]
+    resolved: ResolvedTree
+
+
+class TreeLookup(NodeNames):
+    """One tree's names, callers and callees, read from the store as needed (see the module
+    docstring). Use it inside one store snapshot: its reads must see one version."""
+
+    def __init__(self, store: Store, tree: str) -> None:
+        self.store = store
+        self.tree = tree
+        self.layers = StoredLayers(store, tree)
+        self.facts = TreeFacts.lazy(self.layers, self.layers.languages)
+        self.resolvers = Resolvers(self.facts)  # one per lookup: their tables are made once
+        # as CodeGraph.build names modules: each file's own name (the first path wins),
+        # then the Python package names, which take precedence
+        self.modules: dict[str, str] = {}
+        for path in self.layers.paths:
+            self.modules.setdefault(module_name(path, self.layers.languages[path]), path)
+        for path, module in python_module_names(self.layers.paths).items():
+            self.modules[module] = path
+        self._paths_of: dict[str, list[str]] = {}
+        for path, digest in self.layers.digests.items():
+            if digest:
+                self._paths_of.setdefault(digest, []).append(path)
+        self._digests = set(self._paths_of)
+
+    # --- NodeNames ------------------------------------------------------------------------
+
+    def _is_file(self, path: str) -> bool:
+        return path in self.layers
+
+    def _is_symbol(self, node: str) -> bool:
+        path, qname = split_symbol_id(node)
+        return qname is not None and path in self.layers and qname in self.facts.symbols[path]
+
+    def _module_path(self, module: str) -> str | None:
+        return self.modules.get(module)
+
+    def _last_named(self, last: str) -> Iterable[str]:
+        hits = self.layers.code.symbols_last_named(last, self._digests)
+        return [symbol_id(p, h.qname) for h in hits for p in self._paths_of[h.content_hash]]
+
+    def _all_files(self) -> Iterable[str]:
+        return self.layers.paths
+
+    # --- relations ------------------------------------------------------------------------
+
+    def resolve(
+        self, paths: Iterable[str], wanted: Callable[[Edge], bool] | None = None
+    ) -> ResolvedFiles:
+        """The edges of ``paths`` (those ``wanted`` keeps) resolved, in the order given,
+        against the whole tree."""
+        return ResolvedFiles(
+            self.layers, resolve_files(self.facts, paths, wanted=wanted, resolvers=self.resolvers)
+        )
+
+    def callers(self, symbol: str) -> list[call_sites.CallSite]:
+        """:func:`call_sites.callers` of ``symbol``, reading only the files that may call it."""
+        qname = split_symbol_id(symbol)[1]
+        if not qname:
+            return []
+        name = qname.rsplit(".", 1)[-1]
+        digests = self.layers.code.calls_named(name, self._digests)
+        paths = sorted(p for d in digests for p in self._paths_of[d])
+
+        def named(edge: Edge) -> bool:  # what call_sites.callers reads: calls_named(name)
+            return edge.type is EdgeType.CALLS and edge.dst_ref.rsplit(".", 1)[-1] == name
+
+        return call_sites.callers(self.resolve(paths, named), self.store, self.tree, symbol)
+
+    def callees(self, node: str) -> list[call_sites.CallSite]:
+        """:func:`call_sites.callees` of ``node``, resolving only its file."""
+        path, qname = split_symbol_id(node)
+        files = [path] if path in self.layers else []
+        scope = qname or ""
+
+        def made(edge: Edge) -> bool:  # what call_sites.callees reads of the file's edges
+            return edge.type is EdgeType.CALLS and edge.src == scope
+
+        return call_sites.callees(self.resolve(files, made), self.store, self.tree, node)
+
+    def imports(self, node: str) -> list[str]:
+        """:meth:`CodeGraph.imports <treeseek.code.graph.CodeGraph.imports>` of a found node:
+        the files its file's imports resolve to, resolving that file's imports only."""
+        return sorted(self._out(EdgeType.IMPORTS, self.file_of(node)))
+
+    def superclasses(self, cls: str, transitive: bool = False) -> list[str]:
+        """:meth:`CodeGraph.superclasses <treeseek.code.graph.CodeGraph.superclasses>`: the
+        bases of ``cls`` (all levels with ``transitive``), resolving each class's own bases."""
+        if not transitive:
+            return sorted(self._out(EdgeType.INHERITS, cls))
+        seen: set[str] = set()
+        todo = deque(self._out(EdgeType.INHERITS, cls))
+        while todo:
+            n = todo.popleft()
+            if n in seen or n == cls:
+                continue
+            seen.add(n)
+            todo.extend(self._out(EdgeType.INHERITS, n))
+        return sorted(seen)
+
+    def members(self, node: str) -> list[str]:
+        """:meth:`CodeGraph.members <treeseek.code.graph.CodeGraph.members>`: a file's
+        top-level symbols or a symbol's members, from that file's symbols."""
+        path = self.file_of(node)
+        if path not in self.layers:
+            return []
+        symbols = self.layers[path].symbols
+        return sorted(
+            symbol_id(path, s.qname)
+            for s in symbols
+            if (symbol_id(path, s.parent) if s.parent else path) == node
+        )
+
+    def _out(self, kind: EdgeType, node: str) -> set[str]:
+        """The graph's ``out[kind][node]``: the edges of that kind from ``node`` (as
+        :meth:`CodeGraph.build <treeseek.code.graph.CodeGraph.build>` keys them: imports by
+        file, the others by their source symbol) resolved, with a destination in the tree."""
+        path = self.file_of(node)
+        if path not in self.layers:
+            return set()
+        imports = kind is EdgeType.IMPORTS
+
+        def source(edge: Edge) -> str:
+            return path if imports or not edge.src else f"{path}::{edge.src}"
+
+        def wanted(edge: Edge) -> bool:
+            return edge.type is kind and source(edge) == node
+
+        found: set[str] = set()
+        for e in resolve_files(self.facts, [path], wanted=wanted, resolvers=self.resolvers).edges:
+            if e.dst_path is None:
+                continue
+            if imports:
+                dst = e.dst_path
+            else:
+                dst = f"{e.dst_path}::{e.dst_symbol}" if e.dst_symbol else e.dst_path
+            if dst != node:
+                found.add(dst)
+        return found
