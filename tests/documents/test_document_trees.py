@@ -11,6 +11,7 @@ from treeseek.code.conventions import is_release_notes_path
 from treeseek.database import Database
 from treeseek.errors import BuildError, ConfigError
 from treeseek.llm.base import RankRequest
+from treeseek.llm.lexical import LexicalNavigator
 from treeseek.llm.scripted import ScriptedNavigator, ScriptedReply
 from treeseek.search.document.corpus import SectionCorpus
 from treeseek.search.document.retriever import SectionSurfaces, method_for
@@ -302,3 +303,49 @@ def test_release_notes_paths() -> None:
         assert is_release_notes_path(path), path
     for path in ("docs/topics/cache.txt", "docs/howto/release-process.rst", "newsletter.md"):
         assert not is_release_notes_path(path), path
+
+
+ONE_HEADING = """\
+# Guide
+
+Intro text about the guide.
+
+## Install
+
+Run pip install to set it up.
+
+## Configure
+
+Set the options in the config file.
+
+### Advanced tuning
+
+The knob called turbo doubles the speed.
+"""
+
+
+def test_a_document_titled_by_its_heading_has_that_title_once(
+    database: Database, tmp_path: Path
+) -> None:
+    (tmp_path / "guide.md").write_text(ONE_HEADING)
+    database.index(tmp_path / "guide.md", name="guide")
+    result = database.query("guide", "turbo knob", k=1)
+    section = result.files[0].evidence.section
+    assert section is not None
+    assert section.title_path == ["Guide", "Configure", "Advanced tuning"]
+
+
+@pytest.mark.parametrize("strategy", ["beam", "block"])
+def test_lexical_tree_search_opens_a_one_heading_document(
+    database: Database, tmp_path: Path, strategy: str
+) -> None:
+    """The only candidate under the document is its top section, whose title does not match
+    the question: the lexical navigator opens it (a section with subsections is a way down,
+    as a directory is) instead of answering nothing."""
+    (tmp_path / "guide.md").write_text(ONE_HEADING)
+    database.index(tmp_path / "guide.md", name="guide")
+    result = database.query(
+        "guide", "advanced tuning", k=3, strategy=strategy, navigator=LexicalNavigator()
+    )
+    assert result.strategy == f"document-{strategy}"
+    assert "guide.md/1-guide/2-configure/1-advanced-tuning" in [f.path for f in result.files]
