@@ -349,3 +349,13 @@ def test_lexical_tree_search_opens_a_one_heading_document(
     )
     assert result.strategy == f"document-{strategy}"
     assert "guide.md/1-guide/2-configure/1-advanced-tuning" in [f.path for f in result.files]
+
+
+def test_a_utf16_markdown_document_with_a_byte_order_mark_is_read(
+    database: Database, tmp_path: Path
+) -> None:
+    (tmp_path / "wide.md").write_bytes(ONE_HEADING.encode("utf-16"))
+    database.index(tmp_path / "wide.md", name="wide")
+    top = database.query("wide", "turbo knob", k=1).files[0]
+    assert top.path == "wide.md/1-guide/2-configure/1-advanced-tuning"
+    assert top.content == "### Advanced tuning\n\nThe knob called turbo doubles the speed."
