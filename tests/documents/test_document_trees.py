@@ -359,3 +359,21 @@ def test_a_utf16_markdown_document_with_a_byte_order_mark_is_read(
     top = database.query("wide", "turbo knob", k=1).files[0]
     assert top.path == "wide.md/1-guide/2-configure/1-advanced-tuning"
     assert top.content == "### Advanced tuning\n\nThe knob called turbo doubles the speed."
+
+
+def test_a_tree_of_the_other_kind_is_never_replaced_by_indexing(
+    database: Database, docs: Path, tmp_path: Path
+) -> None:
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "app.py").write_text("def run():\n    pass\n")
+    database.index(docs / "guide.md", name="guide")
+    database.index(code, name="app")
+    with pytest.raises(BuildError, match=r"tree 'guide' exists and is a document tree.*rm guide"):
+        database.index(code, name="guide")
+    with pytest.raises(BuildError, match=r"tree 'app' exists and is not a document tree.*rm app"):
+        database.index(docs / "guide.md", name="app")
+    assert database.store.tree("guide").source is TreeSource.DOCUMENT
+    assert database.store.node_by_path("guide", "guide.md/2-appendix") is not None
+    assert database.store.tree("app").source is TreeSource.FILESYSTEM
+    assert database.text("app", "app.py") == "def run():\n    pass\n"

@@ -43,6 +43,7 @@ from treeseek.trees.model import (
     Node,
     NodeType,
     TreeInfo,
+    TreeSource,
     is_clean_path,
     node_id_for_path,
 )
@@ -484,6 +485,15 @@ def index_tree(
         raise BuildError(f"invalid tree name {name!r}: use a non-empty name without outer spaces")
     if max_file_bytes < 0:
         raise BuildError(f"max_file_bytes must be >= 0, got {max_file_bytes}")
+    if (
+        builder.source is not TreeSource.DOCUMENT
+        and store.has_tree(name)
+        and store.tree(name).source is TreeSource.DOCUMENT
+    ):
+        raise BuildError(
+            f"tree {name!r} exists and is a document tree; pick another --name (or"
+            f" `treeseek rm {name}` first to replace it)"
+        )
     hook_list = list(hooks)
     if base is None and isinstance(builder, PathListing) and not store.has_tree(name):
         listed = builder.listed_paths()
