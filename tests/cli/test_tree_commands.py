@@ -192,3 +192,25 @@ def test_the_console_script_runs_in_a_real_process(project: Path, tmp_path: Path
         check=False,
     )
     assert done.returncode == 1 and done.stderr.startswith("error: no tree named 'nope'")
+
+
+def test_trees_and_query_say_when_a_directory_tree_is_stale(
+    runner: CliRunner, project: Path, tmp_path: Path
+) -> None:
+    db = str(tmp_path / "fresh.db")
+    assert runner.invoke(app, ["index", str(project), "--db", db]).exit_code == 0
+    result = runner.invoke(app, ["trees", "--db", db])
+    assert result.exit_code == 0 and "fresh" in result.stdout and "STALE" not in result.stdout
+    query = runner.invoke(app, ["query", "project", "main", "--db", db])
+    assert query.exit_code == 0 and "stale" not in query.stderr
+
+    (project / "src/app/main.py").write_text("def main():\n    return 12345\n")
+    result = runner.invoke(app, ["trees", "--db", db])
+    assert "STALE (1 changed)" in result.stdout
+    (row,) = json.loads(runner.invoke(app, ["trees", "--db", db, "--json"]).stdout)["trees"]
+    assert row["freshness"]["stale"] is True and row["freshness"]["paths"] == ["src/app/main.py"]
+    query = runner.invoke(app, ["query", "project", "main", "--db", db, "--json"])
+    assert query.exit_code == 0 and json.loads(query.stdout)["files"]
+    (line,) = query.stderr.splitlines()
+    assert line.startswith("warning: tree 'project' is stale since ")
+    assert f"1 changed; re-index to update (`treeseek index {project} --name project`)" in line

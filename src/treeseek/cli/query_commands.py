@@ -33,6 +33,7 @@ from treeseek.cli.common import (
     open_database,
     out_console,
     print_json,
+    stale_warning,
     usage_error,
 )
 from treeseek.cli.common import err_console as console
@@ -356,6 +357,9 @@ def query_command(
         )
         if budgeted:
             answer = database.disclose(tree, result, disclose or "spans", budget=budget, query=text)
+        stale = stale_warning(database.freshness(tree))
+    if stale is not None:
+        console.print(stale)
     if trace:
         print_trace(result)
     for note in result.trace.params.get("notes") or ():

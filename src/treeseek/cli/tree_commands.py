@@ -37,9 +37,11 @@ from treeseek.cli.common import (
     display_path,
     display_text,
     err_console,
+    freshness_cell,
     open_database,
     out_console,
     print_json,
+    to_jsonable,
     usage_error,
 )
 from treeseek.errors import NodeNotFound
@@ -221,16 +223,21 @@ def trees_command(db: DbOption = None, as_json: JsonOption = False) -> None:
     """List the indexed trees."""
     with open_database(db) as database:
         infos = database.trees()
+        fresh = [database.freshness(info.name) for info in infos]  # a stat per stored file
     if as_json:
-        print_json({"trees": infos})
+        rows = [
+            {**to_jsonable(info), "freshness": f.to_dict()}
+            for info, f in zip(infos, fresh, strict=True)
+        ]
+        print_json({"trees": rows})
         return
     if not infos:
         out_console.print("no trees yet: index one with `treeseek index DIR`")
         return
     table = Table(show_edge=False, pad_edge=False)
-    for column in ("name", "source", "files", "dirs", "depth", "updated", "root"):
+    for column in ("name", "source", "files", "dirs", "depth", "updated", "fresh", "root"):
         table.add_column(column, overflow="fold")
-    for info in infos:
+    for info, f in zip(infos, fresh, strict=True):
         table.add_row(
             display_path(info.name),
             info.source.value,
@@ -238,6 +245,7 @@ def trees_command(db: DbOption = None, as_json: JsonOption = False) -> None:
             str(info.dir_count),
             str(info.max_depth),
             info.updated_at.strftime("%Y-%m-%d %H:%M:%S"),
+            freshness_cell(f),
             display_path(info.root),
         )
     out_console.print(table)
