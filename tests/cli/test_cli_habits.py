@@ -216,3 +216,39 @@ def test_watch_reindexes_on_change(project: Path, tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+@pytest.mark.skipif(
+    __import__("importlib").util.find_spec("watchfiles") is None, reason="needs watchfiles"
+)
+def test_watch_survives_a_failed_reindex_and_retries(project: Path, tmp_path: Path) -> None:
+    """A re-index that fails (here: the database marked damaged, as a busy lock or a vanished
+    file would fail it) is one error line; the watcher goes on and indexes the change once the
+    database takes writes again, without another change on disk."""
+    db = tmp_path / "w.db"
+    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "treeseek", "watch", str(project), "--db", str(db)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    marker = Path(f"{db}-corrupt")
+    try:
+        assert proc.stdout is not None
+        assert "indexed project" in proc.stdout.readline()
+        assert "watching" in proc.stdout.readline()
+        marker.write_text("damaged for the test\n")
+        (project / "pkg" / "late.py").write_text("def latecomer():\n    return 1\n")
+        error = proc.stdout.readline()  # blocks until the failed re-index (pytest-timeout)
+        assert error.startswith("error: the database ") and "still watching" in error, error
+        marker.unlink()
+        again = proc.stdout.readline()  # the retry, with nothing else changed on disk
+        assert "indexed project: 1 added" in again, again
+        assert proc.poll() is None
+        with treeseek.open(db) as database:
+            assert database.text("project", "pkg/late.py") is not None
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

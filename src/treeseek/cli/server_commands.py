@@ -16,16 +16,23 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from treeseek.cli.app import app
 from treeseek.cli.common import (
     DbOption,
+    display_markup,
     err_console,
     handle_errors,
+    one_line,
     open_database,
     out_console,
     usage_error,
 )
+from treeseek.errors import TreeseekError
+
+#: seconds before ``watch`` tries a failed re-index again when nothing else changes
+WATCH_RETRY_S = 5.0
 
 TokenFileOption = Annotated[
     Path | None,
@@ -166,6 +173,8 @@ def watch_command(
 
         index()
         announced = False
+        retry_at: float | None = None  # a failed re-index is tried again from then on
+        failed = ""  # the last failure's message, said once while it repeats
         try:
             for changes in watchfiles.watch(
                 root,
@@ -176,9 +185,22 @@ def watch_command(
                 rust_timeout=1000,
             ):
                 if not announced:
-                    err_console.print(f"watching {root} (Ctrl-C to stop)")
+                    err_console.print(f"watching {display_markup(str(root))} (Ctrl-C to stop)")
                     announced = True
-                if changes:
+                if not changes and (retry_at is None or time.monotonic() < retry_at):
+                    continue
+                try:  # a busy database or a vanished file must not end the watch
                     index()
+                except (TreeseekError, OSError) as exc:
+                    message = str(exc)
+                    if message != failed:
+                        err_console.print(
+                            f"[red]error:[/red] {escape(one_line(message))}; still watching,"
+                            f" retrying in {WATCH_RETRY_S:g} s or at the next change",
+                            soft_wrap=True,
+                        )
+                    failed, retry_at = message, time.monotonic() + WATCH_RETRY_S
+                else:
+                    failed, retry_at = "", None
         except KeyboardInterrupt:
             pass
