@@ -214,3 +214,19 @@ def test_trees_and_query_say_when_a_directory_tree_is_stale(
     (line,) = query.stderr.splitlines()
     assert line.startswith("warning: tree 'project' is stale since ")
     assert f"1 changed; re-index to update (`treeseek index {project} --name project`)" in line
+
+
+def test_show_of_a_tree_deeper_than_python_recursion(runner: CliRunner, tmp_path: Path) -> None:
+    listing = tmp_path / "deep.txt"
+    listing.write_text("/".join(["a"] * 1100) + "/leaf.py\n")
+    db = str(tmp_path / "deep.db")
+    result = runner.invoke(
+        app, ["index", "--paths-from", str(listing), "--name", "deep", "--db", db]
+    )
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["show", "deep", "--depth", "2000", "--db", db])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()  # piped: 4,096 columns, room for 1,014 levels
+    assert lines[1] == "└── a/" and len(lines) == 1 + 1014 + 1
+    assert lines[-1].strip() == "└── … 1 entry"
+    assert all(line.strip() for line in lines)

@@ -283,16 +283,19 @@ def show_command(
         return
     view = Tree(_label(start) + _summary(info) if start.path == "" else _label(start))
 
-    def add(branch: Tree, node: Node) -> None:
+    # a stack, not recursion (any depth); levels past what the console's width can indent
+    # are summarized as the depth limit's are, rather than drawn as blank lines
+    fits = max(16, (out_console.width - 40) // 4)
+    pending: list[tuple[Tree, Node, int]] = [(view, start, 0)]
+    while pending:
+        branch, node, level = pending.pop()
         for child in children.get(node.id, []):
             sub = branch.add(_label(child))
             if child.has_children:
-                if child.id in children:
-                    add(sub, child)
+                if child.id in children and level + 1 < fits:
+                    pending.append((sub, child, level + 1))
                 elif child.child_count:
                     sub.add(f"[dim]… {_entries(child.child_count)}[/dim]")
-
-    add(view, start)
     out_console.print(view)
 
 
