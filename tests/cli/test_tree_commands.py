@@ -230,3 +230,22 @@ def test_show_of_a_tree_deeper_than_python_recursion(runner: CliRunner, tmp_path
     assert lines[1] == "└── a/" and len(lines) == 1 + 1014 + 1
     assert lines[-1].strip() == "└── … 1 entry"
     assert all(line.strip() for line in lines)
+
+
+def test_query_says_why_a_replay_found_nothing(
+    runner: CliRunner, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = str(tmp_path / "replay.db")
+    assert runner.invoke(app, ["index", str(project), "--db", db]).exit_code == 0
+    calls = tmp_path / "calls.jsonl"
+    monkeypatch.setenv("TREESEEK_LLM_RECORD", str(calls))
+    args = ["query", "project", "main app", "--strategy", "beam", "--db", db]
+    recorded = runner.invoke(app, [*args, "--llm", "lexical"])
+    assert recorded.exit_code == 0 and "main.py" in recorded.stdout
+    monkeypatch.delenv("TREESEEK_LLM_RECORD")
+    replayed = runner.invoke(app, [*args, "--llm", f"replay:{calls}"])
+    assert replayed.stdout == recorded.stdout and "note:" not in replayed.stderr
+    other = ["query", "project", "an unrecorded question", "--strategy", "beam", "--db", db]
+    missed = runner.invoke(app, [*other, "--llm", f"replay:{calls}"])
+    assert missed.exit_code == 0 and "no files found" in missed.stdout
+    assert "note: replay:lexical: no recorded call for this query and candidates" in missed.stderr

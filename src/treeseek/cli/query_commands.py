@@ -365,6 +365,12 @@ def query_command(
     for note in result.trace.params.get("notes") or ():
         # what a flat signal could not do (no vectors stored, an old file-term layer)
         console.print(f"[yellow]note:[/yellow] {display_markup(str(note))}")
+    if not result.files:  # say why, as the navigator did: a replay file without this question
+        said = dict.fromkeys(n for r in result.trace.rounds for b in r.blocks for n in b.notes)
+        for note in list(said)[:3]:
+            console.print(
+                f"[yellow]note:[/yellow] {display_markup(result.navigator)}: {display_markup(note)}"
+            )
     if result.trace.stop_reason == DEADLINE_STOP:
         console.print(
             f"[yellow]warning:[/yellow] the query stopped at its deadline with "
