@@ -252,3 +252,35 @@ def test_watch_survives_a_failed_reindex_and_retries(project: Path, tmp_path: Pa
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+@pytest.mark.skipif(
+    __import__("importlib").util.find_spec("watchfiles") is None, reason="needs watchfiles"
+)
+def test_watch_ends_with_an_error_when_its_directory_is_removed(tmp_path: Path) -> None:
+    root = tmp_path / "gone"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "a.py").write_text("A = 1\n")
+    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "treeseek", "watch", str(root), "--db", str(tmp_path / "w.db")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        assert "indexed gone" in proc.stdout.readline()
+        assert "watching" in proc.stdout.readline()
+        shutil.rmtree(root)
+        assert proc.wait(timeout=60) == 1  # it used to retry for ever
+        rest = proc.stdout.read()
+        assert (
+            rest.splitlines()[-1]
+            == f"error: {root} does not exist; give a directory or a git repository"
+        )
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait(timeout=30)

@@ -192,6 +192,8 @@ def watch_command(
                 try:  # a busy database or a vanished file must not end the watch
                     index()
                 except (TreeseekError, OSError) as exc:
+                    if not root.is_dir():  # the watched directory is gone: nothing to wait for
+                        raise
                     message = str(exc)
                     if message != failed:
                         err_console.print(
