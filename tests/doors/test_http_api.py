@@ -148,6 +148,31 @@ def test_non_loopback_bind_needs_a_token(tmp_path: Path, monkeypatch: pytest.Mon
     assert "without a token" in result.output
 
 
+def test_a_port_in_use_is_one_error_line_before_any_banner(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    from typer.testing import CliRunner
+
+    from treeseek.cli.app import load_commands
+
+    monkeypatch.delenv("TREESEEK_TOKEN", raising=False)
+    db = str(tmp_path / "x.db")
+    treeseek.open(db).close()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        for args in (["serve", "--port", port], ["mcp", "--http", "--port", port]):
+            result = CliRunner().invoke(load_commands(), [*args, "--db", db])
+            assert result.exit_code == 1, (args, result.output)
+            assert result.stderr.splitlines() == [
+                f"error: cannot listen on 127.0.0.1:{port}: Address already in use; pick"
+                " another --port (or stop what holds this one)"
+            ]
+
+
 def test_tokens_come_from_a_file_or_the_environment(tmp_path: Path) -> None:
     token_file = tmp_path / "token"
     token_file.write_text(TOKEN + "\n")

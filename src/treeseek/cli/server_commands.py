@@ -140,7 +140,7 @@ def watch_command(
         str | None, typer.Option("--name", "-n", help="Tree name (default: the directory name).")
     ] = None,
     debounce: Annotated[
-        int, typer.Option(help="Milliseconds of quiet before re-indexing.", min=50)
+        int, typer.Option(help="Milliseconds of quiet before re-indexing.", min=50, max=3_600_000)
     ] = 500,
     db: DbOption = None,
 ) -> None:
