@@ -284,3 +284,14 @@ def test_watch_ends_with_an_error_when_its_directory_is_removed(tmp_path: Path) 
         if proc.poll() is None:
             proc.terminate()
             proc.wait(timeout=30)
+
+
+def test_watch_debounce_is_bounded(project: Path, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from treeseek.cli.app import load_commands
+
+    args = ["watch", str(project), "--debounce", str(10**20), "--db", str(tmp_path / "w.db")]
+    result = CliRunner().invoke(load_commands(), args)
+    assert result.exit_code == 2 and "--debounce" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
