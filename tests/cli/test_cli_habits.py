@@ -295,3 +295,80 @@ def test_watch_debounce_is_bounded(project: Path, tmp_path: Path) -> None:
     result = CliRunner().invoke(load_commands(), args)
     assert result.exit_code == 2 and "--debounce" in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_watch_filter_ignores_the_database_and_paths_through_symlinks(tmp_path: Path) -> None:
+    from treeseek.cli.server_commands import watch_filter
+
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "up").symlink_to(tmp_path)  # watchfiles follows it; the indexer never does
+    db = tmp_path / "w.db"
+    relevant = watch_filter(root, db)
+    assert relevant(None, str(root / "pkg" / "a.py"))
+    assert not relevant(None, str(db) + "-wal")
+    assert not relevant(None, str(root / "up" / "w.db"))  # the database, seen through the link
+    assert not relevant(None, str(root / "up" / "w.db-wal"))
+    assert not relevant(None, str(root / "up" / "elsewhere.py"))  # outside the root
+    assert not relevant(None, str(root / ".git" / "index"))
+
+
+@pytest.mark.skipif(
+    __import__("importlib").util.find_spec("watchfiles") is None, reason="needs watchfiles"
+)
+def test_watch_goes_on_after_a_non_utf8_file_name(project: Path, tmp_path: Path) -> None:
+    db = tmp_path / "w.db"
+    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "treeseek", "watch", str(project), "--db", str(db)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        assert "indexed project" in proc.stdout.readline()
+        assert "watching" in proc.stdout.readline()
+        with open(os.fsencode(project / "pkg") + b"/bad\xffname.py", "w") as fh:
+            fh.write("BAD = 1\n")
+        line = proc.stdout.readline()  # watchfiles cannot decode the name: watched again
+        assert "indexed project: 1 added" in line, line
+        (project / "pkg" / "late.py").write_text("LATE = 1\n")
+        while "indexed project: 1 added" not in (line := proc.stdout.readline()):
+            assert "indexed project: 0 added, 0 changed, 0 removed" in line, line
+        assert proc.poll() is None
+        with treeseek.open(db) as database:
+            assert database.text("project", "pkg/late.py") == "LATE = 1\n"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@pytest.mark.skipif(
+    __import__("importlib").util.find_spec("watchfiles") is None, reason="needs watchfiles"
+)
+def test_watch_says_a_new_warning_once(project: Path, tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "treeseek", "watch", str(project), "--db", str(tmp_path / "w.db")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        assert "indexed project" in proc.stdout.readline()
+        assert "watching" in proc.stdout.readline()
+        os.mkfifo(project / "pkg" / "pipe")
+        assert "indexed project" in proc.stdout.readline()
+        (project / "pkg" / "late.py").write_text("LATE = 1\n")  # (its line comes after)
+        warning = "warning: pkg/pipe: not a regular file (fifo, socket or device); skipped\n"
+        assert proc.stdout.readline() == warning
+        assert "indexed project: 1 added" in proc.stdout.readline()
+        (project / "pkg" / "later.py").write_text("LATER = 1\n")
+        assert "indexed project: 1 added" in proc.stdout.readline()  # not said again
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
