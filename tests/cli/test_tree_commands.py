@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -249,3 +250,22 @@ def test_query_says_why_a_replay_found_nothing(
     missed = runner.invoke(app, [*other, "--llm", f"replay:{calls}"])
     assert missed.exit_code == 0 and "no files found" in missed.stdout
     assert "note: replay:lexical: no recorded call for this query and candidates" in missed.stderr
+
+
+@pytest.mark.parametrize(
+    "encode",
+    [
+        lambda q: q.encode("utf-16"),  # PowerShell 5's `>` writes this
+        lambda q: b"\xef\xbb\xbf" + q.encode("utf-8"),  # Notepad's UTF-8 with a mark
+        lambda q: q.encode("utf-8"),
+    ],
+)
+def test_a_question_file_with_a_byte_order_mark_is_the_question(
+    tmp_path: Path, encode: Any
+) -> None:
+    from treeseek.cli.query_commands import read_question
+
+    question = "Why does main() return 1? Ünïcode"
+    path = tmp_path / "q.txt"
+    path.write_bytes(encode(question))
+    assert read_question(None, path) == question
