@@ -18,6 +18,7 @@ import treeseek
 from treeseek.cli.app import load_commands
 from treeseek.config import load_config, resolve_db_path
 from treeseek.errors import ConfigError
+from treeseek.trees.pathlist import PathListBuilder
 
 app = load_commands()
 SRC = str(Path(treeseek.__file__).resolve().parents[1])
@@ -372,3 +373,20 @@ def test_watch_says_a_new_warning_once(project: Path, tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_a_config_file_and_path_lists_with_a_byte_order_mark(tmp_path: Path) -> None:
+    config = tmp_path / "treeseek.toml"
+    config.write_bytes(b"\xef\xbb\xbf[query]\nk = 3\n")  # Notepad's UTF-8
+    assert load_config(config)["query"] == {"k": 3}
+    lists = {
+        "utf8-mark.txt": b"\xef\xbb\xbfsrc/a.py\nsrc/b.py\n",
+        "utf16.txt": "src/a.py\r\nsrc/b.py\r\n".encode("utf-16"),  # PowerShell's `>`
+        "utf16.json": '["src/a.py", "src/b.py"]'.encode("utf-16"),
+    }
+    with treeseek.open(tmp_path / "p.db") as db:
+        for n, (name, data) in enumerate(lists.items()):
+            (tmp_path / name).write_bytes(data)
+            db.index(PathListBuilder.from_file(tmp_path / name), name=f"list{n}")
+            assert [c.path for c in db.children(f"list{n}", "")] == ["src"]
+            assert [c.path for c in db.children(f"list{n}", "src")] == ["src/a.py", "src/b.py"]
