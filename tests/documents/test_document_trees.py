@@ -377,3 +377,22 @@ def test_a_tree_of_the_other_kind_is_never_replaced_by_indexing(
     assert database.store.node_by_path("guide", "guide.md/2-appendix") is not None
     assert database.store.tree("app").source is TreeSource.FILESYSTEM
     assert database.text("app", "app.py") == "def run():\n    pass\n"
+
+
+def test_a_utf16_pageindex_json_is_read(database: Database, tmp_path: Path) -> None:
+    tree = {
+        "doc_name": "manual",
+        "structure": [
+            {
+                "node_id": "0001",
+                "title": "Intro",
+                "start_index": 1,
+                "end_index": 2,
+                "text": "turbo knobs",
+                "nodes": [],
+            }
+        ],
+    }
+    (tmp_path / "manual.json").write_bytes(json.dumps(tree).encode("utf-16"))
+    database.index(tmp_path / "manual.json", name="manual")
+    assert database.query("manual", "turbo knobs", k=1).files[0].content == "turbo knobs"

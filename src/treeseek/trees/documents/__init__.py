@@ -45,11 +45,11 @@ def parse_document(path: str, data: bytes, *, fmt: str | None = None) -> Documen
         from treeseek.trees.documents.pdf import parse_pdf
 
         return parse_pdf(data, name)
+    data = wide_text_as_utf8(data) or data  # UTF-16/32 text with its byte order mark
     if fmt == "pageindex":
         from treeseek.trees.documents.pageindex import parse_pageindex
 
         return parse_pageindex(data, name)
-    data = wide_text_as_utf8(data) or data  # UTF-16/32 text with its byte order mark
     if b"\x00" in data[:8192]:
         raise BuildError(f"{path}: binary content; not a text document")
     text = data.decode("utf-8-sig", errors="replace")  # a byte order mark is not text
