@@ -58,7 +58,7 @@ def load_config(path: Path | None = None) -> dict[str, Any]:
     if path is None:
         return {}
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(path.read_text(encoding="utf-8-sig"))  # Notepad adds a BOM
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from exc
     except tomllib.TOMLDecodeError as exc:

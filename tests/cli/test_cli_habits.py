@@ -18,6 +18,7 @@ import treeseek
 from treeseek.cli.app import load_commands
 from treeseek.config import load_config, resolve_db_path
 from treeseek.errors import ConfigError
+from treeseek.trees.pathlist import PathListBuilder
 
 app = load_commands()
 SRC = str(Path(treeseek.__file__).resolve().parents[1])
@@ -216,3 +217,176 @@ def test_watch_reindexes_on_change(project: Path, tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+@pytest.mark.skipif(
+    __import__("importlib").util.find_spec("watchfiles") is None, reason="needs watchfiles"
+)
+def test_watch_survives_a_failed_reindex_and_retries(project: Path, tmp_path: Path) -> None:
+    """A re-index that fails (here: the database marked damaged, as a busy lock or a vanished
+    file would fail it) is one error line; the watcher goes on and indexes the change once the
+    database takes writes again, without another change on disk."""
+    db = tmp_path / "w.db"
+    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "treeseek", "watch", str(project), "--db", str(db)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    marker = Path(f"{db}-corrupt")
+    try:
+        assert proc.stdout is not None
+        assert "indexed project" in proc.stdout.readline()
+        assert "watching" in proc.stdout.readline()
+        marker.write_text("damaged for the test\n")
+        (project / "pkg" / "late.py").write_text("def latecomer():\n    return 1\n")
+        error = proc.stdout.readline()  # blocks until the failed re-index (pytest-timeout)
+        assert error.startswith("error: the database ") and "still watching" in error, error
+        marker.unlink()
+        again = proc.stdout.readline()  # the retry, with nothing else changed on disk
+        assert "indexed project: 1 added" in again, again
+        assert proc.poll() is None
+        with treeseek.open(db) as database:
+            assert database.text("project", "pkg/late.py") is not None
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@pytest.mark.skipif(
+    __import__("importlib").util.find_spec("watchfiles") is None, reason="needs watchfiles"
+)
+def test_watch_ends_with_an_error_when_its_directory_is_removed(tmp_path: Path) -> None:
+    root = tmp_path / "gone"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "a.py").write_text("A = 1\n")
+    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "treeseek", "watch", str(root), "--db", str(tmp_path / "w.db")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        assert "indexed gone" in proc.stdout.readline()
+        assert "watching" in proc.stdout.readline()
+        shutil.rmtree(root)
+        assert proc.wait(timeout=60) == 1  # it used to retry for ever
+        rest = proc.stdout.read()
+        assert (
+            rest.splitlines()[-1]
+            == f"error: {root} does not exist; give a directory or a git repository"
+        )
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait(timeout=30)
+
+
+def test_watch_debounce_is_bounded(project: Path, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from treeseek.cli.app import load_commands
+
+    args = ["watch", str(project), "--debounce", str(10**20), "--db", str(tmp_path / "w.db")]
+    result = CliRunner().invoke(load_commands(), args)
+    assert result.exit_code == 2 and "--debounce" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_watch_filter_ignores_the_database_and_paths_through_symlinks(tmp_path: Path) -> None:
+    from treeseek.cli.server_commands import watch_filter
+
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "up").symlink_to(tmp_path)  # watchfiles follows it; the indexer never does
+    db = tmp_path / "w.db"
+    relevant = watch_filter(root, db)
+    assert relevant(None, str(root / "pkg" / "a.py"))
+    assert not relevant(None, str(db) + "-wal")
+    assert not relevant(None, str(root / "up" / "w.db"))  # the database, seen through the link
+    assert not relevant(None, str(root / "up" / "w.db-wal"))
+    assert not relevant(None, str(root / "up" / "elsewhere.py"))  # outside the root
+    assert not relevant(None, str(root / ".git" / "index"))
+
+
+@pytest.mark.skipif(
+    __import__("importlib").util.find_spec("watchfiles") is None, reason="needs watchfiles"
+)
+def test_watch_goes_on_after_a_non_utf8_file_name(project: Path, tmp_path: Path) -> None:
+    db = tmp_path / "w.db"
+    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "treeseek", "watch", str(project), "--db", str(db)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        assert "indexed project" in proc.stdout.readline()
+        assert "watching" in proc.stdout.readline()
+        with open(os.fsencode(project / "pkg") + b"/bad\xffname.py", "w") as fh:
+            fh.write("BAD = 1\n")
+        line = proc.stdout.readline()  # watchfiles cannot decode the name: watched again
+        assert "indexed project: 1 added" in line, line
+        (project / "pkg" / "late.py").write_text("LATE = 1\n")
+        while "indexed project: 1 added" not in (line := proc.stdout.readline()):
+            assert "indexed project: 0 added, 0 changed, 0 removed" in line, line
+        assert proc.poll() is None
+        with treeseek.open(db) as database:
+            assert database.text("project", "pkg/late.py") == "LATE = 1\n"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@pytest.mark.skipif(
+    __import__("importlib").util.find_spec("watchfiles") is None, reason="needs watchfiles"
+)
+def test_watch_says_a_new_warning_once(project: Path, tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "treeseek", "watch", str(project), "--db", str(tmp_path / "w.db")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        assert "indexed project" in proc.stdout.readline()
+        assert "watching" in proc.stdout.readline()
+        os.mkfifo(project / "pkg" / "pipe")
+        assert "indexed project" in proc.stdout.readline()
+        (project / "pkg" / "late.py").write_text("LATE = 1\n")  # (its line comes after)
+        warning = "warning: pkg/pipe: not a regular file (fifo, socket or device); skipped\n"
+        assert proc.stdout.readline() == warning
+        assert "indexed project: 1 added" in proc.stdout.readline()
+        (project / "pkg" / "later.py").write_text("LATER = 1\n")
+        assert "indexed project: 1 added" in proc.stdout.readline()  # not said again
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_a_config_file_and_path_lists_with_a_byte_order_mark(tmp_path: Path) -> None:
+    config = tmp_path / "treeseek.toml"
+    config.write_bytes(b"\xef\xbb\xbf[query]\nk = 3\n")  # Notepad's UTF-8
+    assert load_config(config)["query"] == {"k": 3}
+    lists = {
+        "utf8-mark.txt": b"\xef\xbb\xbfsrc/a.py\nsrc/b.py\n",
+        "utf16.txt": "src/a.py\r\nsrc/b.py\r\n".encode("utf-16"),  # PowerShell's `>`
+        "utf16.json": '["src/a.py", "src/b.py"]'.encode("utf-16"),
+    }
+    with treeseek.open(tmp_path / "p.db") as db:
+        for n, (name, data) in enumerate(lists.items()):
+            (tmp_path / name).write_bytes(data)
+            db.index(PathListBuilder.from_file(tmp_path / name), name=f"list{n}")
+            assert [c.path for c in db.children(f"list{n}", "")] == ["src"]
+            assert [c.path for c in db.children(f"list{n}", "src")] == ["src/a.py", "src/b.py"]

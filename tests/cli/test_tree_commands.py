@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -192,3 +193,79 @@ def test_the_console_script_runs_in_a_real_process(project: Path, tmp_path: Path
         check=False,
     )
     assert done.returncode == 1 and done.stderr.startswith("error: no tree named 'nope'")
+
+
+def test_trees_and_query_say_when_a_directory_tree_is_stale(
+    runner: CliRunner, project: Path, tmp_path: Path
+) -> None:
+    db = str(tmp_path / "fresh.db")
+    assert runner.invoke(app, ["index", str(project), "--db", db]).exit_code == 0
+    result = runner.invoke(app, ["trees", "--db", db])
+    assert result.exit_code == 0 and "fresh" in result.stdout and "STALE" not in result.stdout
+    query = runner.invoke(app, ["query", "project", "main", "--db", db])
+    assert query.exit_code == 0 and "stale" not in query.stderr
+
+    (project / "src/app/main.py").write_text("def main():\n    return 12345\n")
+    result = runner.invoke(app, ["trees", "--db", db])
+    assert "STALE (1 changed)" in result.stdout
+    (row,) = json.loads(runner.invoke(app, ["trees", "--db", db, "--json"]).stdout)["trees"]
+    assert row["freshness"]["stale"] is True and row["freshness"]["paths"] == ["src/app/main.py"]
+    query = runner.invoke(app, ["query", "project", "main", "--db", db, "--json"])
+    assert query.exit_code == 0 and json.loads(query.stdout)["files"]
+    (line,) = query.stderr.splitlines()
+    assert line.startswith("warning: tree 'project' is stale since ")
+    assert f"1 changed; re-index to update (`treeseek index {project} --name project`)" in line
+
+
+def test_show_of_a_tree_deeper_than_python_recursion(runner: CliRunner, tmp_path: Path) -> None:
+    listing = tmp_path / "deep.txt"
+    listing.write_text("/".join(["a"] * 1100) + "/leaf.py\n")
+    db = str(tmp_path / "deep.db")
+    result = runner.invoke(
+        app, ["index", "--paths-from", str(listing), "--name", "deep", "--db", db]
+    )
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["show", "deep", "--depth", "2000", "--db", db])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()  # piped: 4,096 columns, room for 1,014 levels
+    assert lines[1] == "└── a/" and len(lines) == 1 + 1014 + 1
+    assert lines[-1].strip() == "└── … 1 entry"
+    assert all(line.strip() for line in lines)
+
+
+def test_query_says_why_a_replay_found_nothing(
+    runner: CliRunner, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = str(tmp_path / "replay.db")
+    assert runner.invoke(app, ["index", str(project), "--db", db]).exit_code == 0
+    calls = tmp_path / "calls.jsonl"
+    monkeypatch.setenv("TREESEEK_LLM_RECORD", str(calls))
+    args = ["query", "project", "main app", "--strategy", "beam", "--db", db]
+    recorded = runner.invoke(app, [*args, "--llm", "lexical"])
+    assert recorded.exit_code == 0 and "main.py" in recorded.stdout
+    monkeypatch.delenv("TREESEEK_LLM_RECORD")
+    replayed = runner.invoke(app, [*args, "--llm", f"replay:{calls}"])
+    assert replayed.stdout == recorded.stdout and "note:" not in replayed.stderr
+    other = ["query", "project", "an unrecorded question", "--strategy", "beam", "--db", db]
+    missed = runner.invoke(app, [*other, "--llm", f"replay:{calls}"])
+    assert missed.exit_code == 0 and "no files found" in missed.stdout
+    assert "note: replay:lexical: no recorded call for this query and candidates" in missed.stderr
+
+
+@pytest.mark.parametrize(
+    "encode",
+    [
+        lambda q: q.encode("utf-16"),  # PowerShell 5's `>` writes this
+        lambda q: b"\xef\xbb\xbf" + q.encode("utf-8"),  # Notepad's UTF-8 with a mark
+        lambda q: q.encode("utf-8"),
+    ],
+)
+def test_a_question_file_with_a_byte_order_mark_is_the_question(
+    tmp_path: Path, encode: Any
+) -> None:
+    from treeseek.cli.query_commands import read_question
+
+    question = "Why does main() return 1? Ünïcode"
+    path = tmp_path / "q.txt"
+    path.write_bytes(encode(question))
+    assert read_question(None, path) == question

@@ -106,3 +106,9 @@ def test_expand_a_symbol_a_range_with_margin_and_a_file(shop: Database) -> None:
     assert cut.context[0].start_line == 1 and cut.budget.used <= 50
     with pytest.raises(AmbiguousSymbol):
         shop.expand("shop", "delay")
+
+
+def test_expand_of_a_directory_says_it_is_one(shop: Database) -> None:
+    for item in ("payments", "payments/"):
+        with pytest.raises(NodeNotFound, match=r"^payments is a directory: expand takes a file"):
+            shop.expand("shop", item)

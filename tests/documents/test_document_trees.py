@@ -11,6 +11,7 @@ from treeseek.code.conventions import is_release_notes_path
 from treeseek.database import Database
 from treeseek.errors import BuildError, ConfigError
 from treeseek.llm.base import RankRequest
+from treeseek.llm.lexical import LexicalNavigator
 from treeseek.llm.scripted import ScriptedNavigator, ScriptedReply
 from treeseek.search.document.corpus import SectionCorpus
 from treeseek.search.document.retriever import SectionSurfaces, method_for
@@ -302,3 +303,96 @@ def test_release_notes_paths() -> None:
         assert is_release_notes_path(path), path
     for path in ("docs/topics/cache.txt", "docs/howto/release-process.rst", "newsletter.md"):
         assert not is_release_notes_path(path), path
+
+
+ONE_HEADING = """\
+# Guide
+
+Intro text about the guide.
+
+## Install
+
+Run pip install to set it up.
+
+## Configure
+
+Set the options in the config file.
+
+### Advanced tuning
+
+The knob called turbo doubles the speed.
+"""
+
+
+def test_a_document_titled_by_its_heading_has_that_title_once(
+    database: Database, tmp_path: Path
+) -> None:
+    (tmp_path / "guide.md").write_text(ONE_HEADING)
+    database.index(tmp_path / "guide.md", name="guide")
+    result = database.query("guide", "turbo knob", k=1)
+    section = result.files[0].evidence.section
+    assert section is not None
+    assert section.title_path == ["Guide", "Configure", "Advanced tuning"]
+
+
+@pytest.mark.parametrize("strategy", ["beam", "block"])
+def test_lexical_tree_search_opens_a_one_heading_document(
+    database: Database, tmp_path: Path, strategy: str
+) -> None:
+    """The only candidate under the document is its top section, whose title does not match
+    the question: the lexical navigator opens it (a section with subsections is a way down,
+    as a directory is) instead of answering nothing."""
+    (tmp_path / "guide.md").write_text(ONE_HEADING)
+    database.index(tmp_path / "guide.md", name="guide")
+    result = database.query(
+        "guide", "advanced tuning", k=3, strategy=strategy, navigator=LexicalNavigator()
+    )
+    assert result.strategy == f"document-{strategy}"
+    assert "guide.md/1-guide/2-configure/1-advanced-tuning" in [f.path for f in result.files]
+
+
+def test_a_utf16_markdown_document_with_a_byte_order_mark_is_read(
+    database: Database, tmp_path: Path
+) -> None:
+    (tmp_path / "wide.md").write_bytes(ONE_HEADING.encode("utf-16"))
+    database.index(tmp_path / "wide.md", name="wide")
+    top = database.query("wide", "turbo knob", k=1).files[0]
+    assert top.path == "wide.md/1-guide/2-configure/1-advanced-tuning"
+    assert top.content == "### Advanced tuning\n\nThe knob called turbo doubles the speed."
+
+
+def test_a_tree_of_the_other_kind_is_never_replaced_by_indexing(
+    database: Database, docs: Path, tmp_path: Path
+) -> None:
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "app.py").write_text("def run():\n    pass\n")
+    database.index(docs / "guide.md", name="guide")
+    database.index(code, name="app")
+    with pytest.raises(BuildError, match=r"tree 'guide' exists and is a document tree.*rm guide"):
+        database.index(code, name="guide")
+    with pytest.raises(BuildError, match=r"tree 'app' exists and is not a document tree.*rm app"):
+        database.index(docs / "guide.md", name="app")
+    assert database.store.tree("guide").source is TreeSource.DOCUMENT
+    assert database.store.node_by_path("guide", "guide.md/2-appendix") is not None
+    assert database.store.tree("app").source is TreeSource.FILESYSTEM
+    assert database.text("app", "app.py") == "def run():\n    pass\n"
+
+
+def test_a_utf16_pageindex_json_is_read(database: Database, tmp_path: Path) -> None:
+    tree = {
+        "doc_name": "manual",
+        "structure": [
+            {
+                "node_id": "0001",
+                "title": "Intro",
+                "start_index": 1,
+                "end_index": 2,
+                "text": "turbo knobs",
+                "nodes": [],
+            }
+        ],
+    }
+    (tmp_path / "manual.json").write_bytes(json.dumps(tree).encode("utf-16"))
+    database.index(tmp_path / "manual.json", name="manual")
+    assert database.query("manual", "turbo knobs", k=1).files[0].content == "turbo knobs"

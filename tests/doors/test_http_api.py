@@ -19,6 +19,7 @@ from treeseek.errors import ConfigError, StoreError
 from treeseek.server import check_bind, read_token
 from treeseek.server.app import create_app
 from treeseek.service import Jobs, Limits, Service
+from treeseek.service import jobs as jobs_module
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
@@ -145,6 +146,31 @@ def test_non_loopback_bind_needs_a_token(tmp_path: Path, monkeypatch: pytest.Mon
     )
     assert result.exit_code == 1
     assert "without a token" in result.output
+
+
+def test_a_port_in_use_is_one_error_line_before_any_banner(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    from typer.testing import CliRunner
+
+    from treeseek.cli.app import load_commands
+
+    monkeypatch.delenv("TREESEEK_TOKEN", raising=False)
+    db = str(tmp_path / "x.db")
+    treeseek.open(db).close()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        for args in (["serve", "--port", port], ["mcp", "--http", "--port", port]):
+            result = CliRunner().invoke(load_commands(), [*args, "--db", db])
+            assert result.exit_code == 1, (args, result.output)
+            assert result.stderr.splitlines() == [
+                f"error: cannot listen on 127.0.0.1:{port}: Address already in use; pick"
+                " another --port (or stop what holds this one)"
+            ]
 
 
 def test_tokens_come_from_a_file_or_the_environment(tmp_path: Path) -> None:
@@ -602,3 +628,32 @@ def test_a_non_utf8_file_name_is_shown_not_a_500(tmp_path: Path) -> None:
             assert outline.status_code == 200, outline.text
     finally:
         db.close()
+
+
+def test_index_jobs_coalesce_while_queued_and_the_queue_is_bounded(
+    client: httpx.Client, project: Path, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(jobs_module, "MAX_QUEUED_JOBS", 3, raising=False)
+    holder = sqlite3.connect(db_path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # the first job waits for the write lock, the rest queue
+    try:
+        first = client.post("/v1/trees/demo/index").json()["id"]
+        while client.get(f"/v1/jobs/{first}").json()["state"] == "queued":
+            time.sleep(0.05)
+        repeats = [client.post("/v1/trees/demo/index") for _ in range(4)]
+        assert {r.status_code for r in repeats} == {202}
+        assert len({r.json()["id"] for r in repeats} - {first}) == 1  # one queued job, not 4
+        others = [
+            client.post(f"/v1/trees/copy{n}/index", json={"source": str(project)}) for n in (1, 2)
+        ]
+        assert [r.status_code for r in others] == [202, 202]
+        full = client.post("/v1/trees/copy3/index", json={"source": str(project)})
+        assert full.status_code == 413
+        assert "3 index jobs are already queued" in error(full)["message"]
+    finally:
+        holder.rollback()
+        holder.close()
+    for job_id in [first, repeats[0].json()["id"], *(r.json()["id"] for r in others)]:
+        assert wait_job(client, job_id)["state"] == "done"
+    assert len(client.get("/v1/jobs").json()["jobs"]) == 4
+    assert client.get("/v1/trees/copy3").status_code == 404

@@ -303,3 +303,40 @@ def test_a_non_utf8_file_name_does_not_end_the_stdio_session(tmp_path: Path) -> 
             anyio.run(server.call_tool, "read", args)
         assert "dir\\xff is a directory" in str(caught.value)
         str(caught.value).encode("utf-8")
+
+
+def test_read_of_a_section_takes_its_document_s_line_numbers(tmp_path: Path) -> None:
+    """search shows a section as ``guide.md/1-guide/2-configure:9-11`` (its document's lines):
+    read takes and answers those numbers, as ``treeseek cat`` does (it took the section's own,
+    so the lines search named were 'past the end')."""
+    guide = tmp_path / "guide.md"
+    guide.write_text(
+        "# Guide\n\nIntro.\n\n## Install\n\nRun pip.\n\n## Configure\n\nSet the knobs.\n"
+    )
+    db_path = tmp_path / "g.db"
+    with treeseek.open(db_path) as db:
+        db.index(guide, name="guide")
+        section = "guide.md/1-guide/2-configure"
+        assert db.lines("guide", section).start_line == 9
+        server = build_server(Service(db, freshness_ttl=0))
+        with live(server.streamable_http_app(host="127.0.0.1")) as url:
+
+            async def session(client: Client) -> None:
+                args = {"tree": "guide", "path": section}
+                whole = text(await client.call_tool("read", args))
+                assert (
+                    whole
+                    == f"{section}:9-11 of 3 (lines 9-11)\n 9:## Configure\n10:\n11:Set the knobs."
+                )
+                part = text(await client.call_tool("read", {**args, "start": 11, "end": 11}))
+                assert part == f"{section}:11-11 of 3 (lines 9-11)\n11:Set the knobs."
+                before = await client.call_tool("read", {**args, "start": 2, "end": 3})
+                assert before.is_error and "lines 9-11 of its document" in text(before)
+                doc = text(
+                    await client.call_tool(
+                        "read", {"tree": "guide", "path": "guide.md", "start": 9, "end": 9}
+                    )
+                )
+                assert doc == "guide.md:9-9 of 11\n9:## Configure"
+
+            run(session, url + "/mcp")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import treeseek
 from treeseek.database import Database
 from treeseek.errors import BuildError
 from treeseek.trees.filesystem import FilesystemBuilder
@@ -324,3 +325,32 @@ def test_a_directory_ignored_by_the_enclosing_checkout_is_walked(tmp_path: Path)
     assert (files, mode) == (["a.py"], "walk")
     files, _, mode = listing(tmp_path / "src", use_git=None)  # a plain subdirectory: git
     assert (files, mode) == (["b.py"], "git")
+
+
+def test_utf16_and_utf32_text_with_a_byte_order_mark_is_stored_as_utf8(
+    tmp_path: Path, database: Database
+) -> None:
+    code = "def flux_capacitor():\n    return 'Ω'\n"
+    write(
+        tmp_path,
+        {
+            "wide.py": code.encode("utf-16"),  # with its mark, native order
+            "be.py": code.encode("utf-16-be").join([b"\xfe\xff", b""]),
+            "wide32.txt": b"\xff\xfe\x00\x00" + "hello wide world\n".encode("utf-32-le"),
+            "utf8.py": b"\xef\xbb\xbf" + code.encode("utf-8"),  # UTF-8 stays as it is
+            "fake.bin": b"\xff\xfe" + b"\x00\x00\x00\x00",  # a mark, then NUL characters
+        },
+    )
+    database.index(FilesystemBuilder(tmp_path, use_git=False), name="t")
+    for path in ("wide.py", "be.py"):
+        assert database.node("t", path).content_status is ContentStatus.STORED
+        assert database.content("t", path) == code.encode("utf-8")
+    assert database.text("t", "wide32.txt") == "hello wide world\n"
+    assert database.content("t", "utf8.py") == b"\xef\xbb\xbf" + code.encode("utf-8")
+    assert database.node("t", "fake.bin").content_status is ContentStatus.BINARY
+    again = database.index(FilesystemBuilder(tmp_path, use_git=False), name="t")
+    assert again.changed == 0 and again.unchanged == 5
+    with treeseek.open(tmp_path.parent / "code.db") as coded:  # the code index parses it too
+        coded.index(FilesystemBuilder(tmp_path, use_git=False), name="t")
+        (wide,) = coded.outline("t", "wide.py").files
+        assert [i.name_path for i in wide.items] == ["wide.py::flux_capacitor"]

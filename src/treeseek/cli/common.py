@@ -32,6 +32,7 @@ from rich.markup import escape
 
 from treeseek.database import Database
 from treeseek.errors import TreeseekError
+from treeseek.index.freshness import Freshness
 from treeseek.index.run import IndexHook
 
 #: diagnostics, progress and errors go to stderr; results to stdout
@@ -195,3 +196,37 @@ def print_json(value: Any) -> None:
     text = _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
+
+
+def freshness_cell(fresh: Freshness) -> str:
+    """A tree's freshness in a few words (``treeseek trees``' column), markup-escaped."""
+    if fresh.source == "git":
+        return "commit"  # a commit never changes
+    if fresh.stale is None:
+        return "?"  # nothing recorded to compare with (path lists, documents)
+    if fresh.missing_root:
+        return "[yellow]root missing[/yellow]"
+    if not fresh.stale:
+        return "yes"
+    parts = [
+        f"{n} {label}"
+        for n, label in (
+            (fresh.changed, "changed"),
+            (fresh.removed, "removed"),
+            (fresh.dirs_changed, "dirs"),
+        )
+        if n
+    ]
+    return f"[bold yellow]STALE[/bold yellow] ({', '.join(parts)})"
+
+
+def stale_warning(fresh: Freshness) -> str | None:
+    """A one-line warning (rich markup) when a directory tree's files changed since it was
+    indexed; None when it is fresh, a commit, or cannot be told (no root on this machine)."""
+    if not fresh.stale or fresh.missing_root:
+        return None
+    return (
+        f"[yellow]warning:[/yellow] tree '{display_markup(fresh.tree)}' is "
+        f"{display_markup(fresh.summary)} (`treeseek index {display_markup(fresh.root)}"
+        f" --name {display_markup(fresh.tree)}`)"
+    )

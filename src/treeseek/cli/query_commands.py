@@ -33,6 +33,7 @@ from treeseek.cli.common import (
     open_database,
     out_console,
     print_json,
+    stale_warning,
     usage_error,
 )
 from treeseek.cli.common import err_console as console
@@ -41,6 +42,7 @@ from treeseek.errors import ConfigError
 from treeseek.llm.base import Usage
 from treeseek.search.base import MAX_QUESTION_CHARS, Result
 from treeseek.search.trace import DEADLINE_STOP, RoundTrace, Trace
+from treeseek.text.encoding import wide_text_as_utf8
 
 
 def _usage_text(usage: Usage) -> str:
@@ -164,7 +166,8 @@ def read_question(question: str | None, question_file: Path | None) -> str:
         raise ConfigError(f"cannot read the question: {exc.strerror or exc}") from None
     if len(data) >= limit:
         raise ConfigError(f"the question is over {MAX_QUESTION_CHARS:,} characters; shorten it")
-    return data.decode("utf-8", "replace")
+    data = wide_text_as_utf8(data) or data  # a UTF-16 file (PowerShell's `>`), say
+    return data.decode("utf-8-sig", "replace")  # a byte order mark is not the question's
 
 
 #: the ``[query]`` settings of treeseek.toml: defaults of the options of the same names
@@ -356,11 +359,20 @@ def query_command(
         )
         if budgeted:
             answer = database.disclose(tree, result, disclose or "spans", budget=budget, query=text)
+        stale = stale_warning(database.freshness(tree))
+    if stale is not None:
+        console.print(stale)
     if trace:
         print_trace(result)
     for note in result.trace.params.get("notes") or ():
         # what a flat signal could not do (no vectors stored, an old file-term layer)
         console.print(f"[yellow]note:[/yellow] {display_markup(str(note))}")
+    if not result.files:  # say why, as the navigator did: a replay file without this question
+        said = dict.fromkeys(n for r in result.trace.rounds for b in r.blocks for n in b.notes)
+        for note in list(said)[:3]:
+            console.print(
+                f"[yellow]note:[/yellow] {display_markup(result.navigator)}: {display_markup(note)}"
+            )
     if result.trace.stop_reason == DEADLINE_STOP:
         console.print(
             f"[yellow]warning:[/yellow] the query stopped at its deadline with "

@@ -10,22 +10,33 @@ treeseek watch ~/src/app --name app                # re-index on every change
 
 from __future__ import annotations
 
+import os
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from treeseek.cli.app import app
 from treeseek.cli.common import (
     DbOption,
+    display_markup,
     err_console,
     handle_errors,
+    one_line,
     open_database,
     out_console,
     usage_error,
 )
+from treeseek.cli.tree_commands import SHOWN_WARNINGS
+from treeseek.errors import ConfigError, TreeseekError
+
+#: seconds before ``watch`` tries a failed re-index again when nothing else changes
+WATCH_RETRY_S = 5.0
 
 TokenFileOption = Annotated[
     Path | None,
@@ -126,6 +137,84 @@ def mcp_command(
         )
 
 
+def watch_filter(root: Path, db_file: Path | None) -> Callable[[Any, str], bool]:
+    """Which changes ``watch`` re-indexes for: paths that are really under ``root`` (the
+    watcher follows symlinks, the indexer never follows one out of the root or into a
+    directory) and are neither in ``.git/`` nor the database's own files (a symlink to a
+    directory holding the database would otherwise make every write trigger the next)."""
+    real_root = os.path.realpath(root)
+    own = set()
+    if db_file is not None:
+        base = os.path.realpath(db_file)
+        own = {base + s for s in ("", "-wal", "-shm", "-journal")}
+
+    def relevant(change: Any, changed: str) -> bool:
+        real = os.path.realpath(changed)
+        if real in own or "/.git/" in changed + "/":
+            return False
+        return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+    return relevant
+
+
+@dataclass(slots=True)
+class _WatchState:
+    announced: bool = False
+    retry_at: float | None = None  # a failed re-index is tried again from then on
+    failed: str = ""  # the last failure's message, said once while it repeats
+
+
+def _watch(
+    watchfiles: Any,
+    root: Path,
+    relevant: Callable[[Any, str], bool],
+    debounce: int,
+    index: Callable[[], None],
+    state: _WatchState,
+) -> bool:
+    """Re-index on every change until interrupted (True), or until watchfiles stops at a path
+    it cannot decode, a non-UTF-8 file name (False: the caller watches again)."""
+    try:
+        for changes in watchfiles.watch(
+            root,
+            watch_filter=relevant,
+            debounce=debounce,
+            raise_interrupt=False,
+            yield_on_timeout=True,  # a first empty yield once the watcher is live
+            rust_timeout=1000,
+        ):
+            if not state.announced:
+                err_console.print(f"watching {display_markup(str(root))} (Ctrl-C to stop)")
+                state.announced = True
+            if changes or (state.retry_at is not None and time.monotonic() >= state.retry_at):
+                _reindex(root, index, state)
+    except RuntimeError as exc:  # watchfiles' WatchfilesRustInternalError
+        if "decode path" not in str(exc):
+            raise ConfigError(f"the file watcher stopped: {exc}") from exc
+        return False
+    return True
+
+
+def _reindex(root: Path, index: Callable[[], None], state: _WatchState) -> None:
+    """One re-index; a failure (a busy or damaged database, a vanished file) is said once and
+    tried again later, unless the watched directory itself is gone."""
+    try:
+        index()
+    except (TreeseekError, OSError) as exc:
+        if not root.is_dir():  # nothing left to watch
+            raise
+        message = str(exc)
+        if message != state.failed:
+            err_console.print(
+                f"[red]error:[/red] {escape(one_line(message))}; still watching,"
+                f" retrying in {WATCH_RETRY_S:g} s or at the next change",
+                soft_wrap=True,
+            )
+        state.failed, state.retry_at = message, time.monotonic() + WATCH_RETRY_S
+    else:
+        state.failed, state.retry_at = "", None
+
+
 @app.command("watch")
 def watch_command(
     path: Annotated[Path, typer.Argument(help="Directory to index and keep fresh.")],
@@ -133,7 +222,7 @@ def watch_command(
         str | None, typer.Option("--name", "-n", help="Tree name (default: the directory name).")
     ] = None,
     debounce: Annotated[
-        int, typer.Option(help="Milliseconds of quiet before re-indexing.", min=50)
+        int, typer.Option(help="Milliseconds of quiet before re-indexing.", min=50, max=3_600_000)
     ] = 500,
     db: DbOption = None,
 ) -> None:
@@ -149,10 +238,9 @@ def watch_command(
     root = path.resolve()
     with handle_errors(), open_database(db, create=True) as database:
         db_file = getattr(database.store, "path", None)
-        own = {str(db_file) + s for s in ("", "-wal", "-shm", "-journal")} if db_file else set()
+        relevant = watch_filter(root, Path(db_file) if db_file else None)
 
-        def relevant(change: watchfiles.Change, changed: str) -> bool:
-            return changed not in own and "/.git/" not in changed + "/"
+        said: set[str] = set()  # warnings already shown: each run repeats the standing ones
 
         def index() -> None:
             report = database.index(root, name=name)
@@ -163,22 +251,18 @@ def watch_command(
                 markup=False,
             )
             sys.stdout.flush()
+            new = [w for w in report.warnings if w not in said]
+            for message in new[:SHOWN_WARNINGS]:  # a file that became unreadable, say
+                err_console.print(f"[yellow]warning:[/yellow] {display_markup(message)}")
+            if len(new) > SHOWN_WARNINGS:
+                err_console.print(f"[yellow]... {len(new) - SHOWN_WARNINGS} more warnings[/yellow]")
+            said.clear()
+            said.update(report.warnings)
 
         index()
-        announced = False
+        state = _WatchState()
         try:
-            for changes in watchfiles.watch(
-                root,
-                watch_filter=relevant,
-                debounce=debounce,
-                raise_interrupt=False,
-                yield_on_timeout=True,  # a first empty yield once the watcher is live
-                rust_timeout=1000,
-            ):
-                if not announced:
-                    err_console.print(f"watching {root} (Ctrl-C to stop)")
-                    announced = True
-                if changes:
-                    index()
+            while not _watch(watchfiles, root, relevant, debounce, index, state):
+                state.retry_at = time.monotonic()  # re-index once the new watch is live
         except KeyboardInterrupt:
             pass

@@ -37,9 +37,11 @@ from treeseek.cli.common import (
     display_path,
     display_text,
     err_console,
+    freshness_cell,
     open_database,
     out_console,
     print_json,
+    to_jsonable,
     usage_error,
 )
 from treeseek.errors import NodeNotFound
@@ -221,16 +223,21 @@ def trees_command(db: DbOption = None, as_json: JsonOption = False) -> None:
     """List the indexed trees."""
     with open_database(db) as database:
         infos = database.trees()
+        fresh = [database.freshness(info.name) for info in infos]  # a stat per stored file
     if as_json:
-        print_json({"trees": infos})
+        rows = [
+            {**to_jsonable(info), "freshness": f.to_dict()}
+            for info, f in zip(infos, fresh, strict=True)
+        ]
+        print_json({"trees": rows})
         return
     if not infos:
         out_console.print("no trees yet: index one with `treeseek index DIR`")
         return
     table = Table(show_edge=False, pad_edge=False)
-    for column in ("name", "source", "files", "dirs", "depth", "updated", "root"):
+    for column in ("name", "source", "files", "dirs", "depth", "updated", "fresh", "root"):
         table.add_column(column, overflow="fold")
-    for info in infos:
+    for info, f in zip(infos, fresh, strict=True):
         table.add_row(
             display_path(info.name),
             info.source.value,
@@ -238,6 +245,7 @@ def trees_command(db: DbOption = None, as_json: JsonOption = False) -> None:
             str(info.dir_count),
             str(info.max_depth),
             info.updated_at.strftime("%Y-%m-%d %H:%M:%S"),
+            freshness_cell(f),
             display_path(info.root),
         )
     out_console.print(table)
@@ -275,16 +283,19 @@ def show_command(
         return
     view = Tree(_label(start) + _summary(info) if start.path == "" else _label(start))
 
-    def add(branch: Tree, node: Node) -> None:
+    # a stack, not recursion (any depth); levels past what the console's width can indent
+    # are summarized as the depth limit's are, rather than drawn as blank lines
+    fits = max(16, (out_console.width - 40) // 4)
+    pending: list[tuple[Tree, Node, int]] = [(view, start, 0)]
+    while pending:
+        branch, node, level = pending.pop()
         for child in children.get(node.id, []):
             sub = branch.add(_label(child))
             if child.has_children:
-                if child.id in children:
-                    add(sub, child)
+                if child.id in children and level + 1 < fits:
+                    pending.append((sub, child, level + 1))
                 elif child.child_count:
                     sub.add(f"[dim]… {_entries(child.child_count)}[/dim]")
-
-    add(view, start)
     out_console.print(view)
 
 

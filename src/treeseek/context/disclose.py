@@ -297,7 +297,16 @@ def _expand_span(source: TreeSource, item: str, margin: int, counter: TokenCount
             raise
         except NodeNotFound:
             pass
-    found = resolve_symbol(source, item)
+    try:
+        found = resolve_symbol(source, item)
+    except NodeNotFound:
+        if node is not None and node.is_dir:  # not a symbol's name either
+            shown = node.path or "."
+            raise NodeNotFound(
+                f"{shown} is a directory: expand takes a file, a line range (PATH:A-B) or a"
+                f" symbol; `treeseek outline {source.tree} {shown}` lists its symbols"
+            ) from None
+        raise
     return _symbol_span(source, found.path, found.symbol.qname, margin, counter)
 
 

@@ -156,7 +156,10 @@ def index_documents(
     single = len(entries) == 1 and getattr(builder, "single", False)
     exists = store.has_tree(name)
     if exists and store.tree(name).source is not TreeSource.DOCUMENT:
-        raise BuildError(f"tree {name!r} exists and is not a document tree; pick another --name")
+        raise BuildError(
+            f"tree {name!r} exists and is not a document tree; pick another --name (or"
+            f" `treeseek rm {name}` first to replace it)"
+        )
     old_nodes: dict[str, Node] = {n.path: n for n in store.subtree(name)} if exists else {}
     docs: dict[str, _Doc] = {}
     failed: list[str] = []

@@ -36,12 +36,14 @@ from typing import Protocol, runtime_checkable
 
 from treeseek.errors import BuildError, PathError, StoreError, TreeNotFound
 from treeseek.store.base import Store, TreeWriter
+from treeseek.text.encoding import wide_text_as_utf8
 from treeseek.trees.model import (
     ROOT_PATH,
     ContentStatus,
     Node,
     NodeType,
     TreeInfo,
+    TreeSource,
     is_clean_path,
     node_id_for_path,
 )
@@ -242,6 +244,7 @@ def _decide(
     size = len(data)
     if size > max_file_bytes:
         return _FileOutcome(size, None, ContentStatus.TOO_LARGE, entry.signature, None)
+    data = wide_text_as_utf8(data) or data  # UTF-16/32 text with its mark: stored as UTF-8
     if b"\x00" in data[:BINARY_SNIFF_BYTES]:
         return _FileOutcome(size, None, ContentStatus.BINARY, entry.signature, None)
     return _FileOutcome(size, _sha256(data), ContentStatus.STORED, entry.signature, data)
@@ -482,6 +485,15 @@ def index_tree(
         raise BuildError(f"invalid tree name {name!r}: use a non-empty name without outer spaces")
     if max_file_bytes < 0:
         raise BuildError(f"max_file_bytes must be >= 0, got {max_file_bytes}")
+    if (
+        builder.source is not TreeSource.DOCUMENT
+        and store.has_tree(name)
+        and store.tree(name).source is TreeSource.DOCUMENT
+    ):
+        raise BuildError(
+            f"tree {name!r} exists and is a document tree; pick another --name (or"
+            f" `treeseek rm {name}` first to replace it)"
+        )
     hook_list = list(hooks)
     if base is None and isinstance(builder, PathListing) and not store.has_tree(name):
         listed = builder.listed_paths()

@@ -40,6 +40,9 @@ class Candidate:
     id: str  # the id shown to the LLM (a node id, or a block-local alias such as "n3")
     path: str  # repo-relative path
     type: str  # "directory" | "file"
+    #: a node with children the search can open (a directory, or a document section with
+    #: subsections: a result and a frontier node at once); not shown to an LLM
+    expandable: bool = False
 
 
 @dataclass(frozen=True, slots=True)

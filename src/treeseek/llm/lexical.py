@@ -13,7 +13,9 @@ the call) against ``request.query`` and answers:
   1.0 gave recall@gold 0.036 / 0.058 / 0.101 / 0.111 and MRR 0.082 / 0.098 / 0.116 / 0.121.
 - When nothing scores (the scorer declines or every score is 0): the first ``pick_limit``
   *directories* in candidate order, so the search can still reach deeper paths that may match;
-  never zero-score files, which would be arbitrary results.
+  never zero-score files, which would be arbitrary results. A document section with
+  subsections (``Candidate.expandable``) counts as a directory here: it is the only way to
+  its subsections (a one-heading document has nothing else to open).
 - ``done``: true when the best returned id is a file (the navigator found a matching file and
   the strongest evidence is not a directory still to open). The retrievers' override still
   applies when directories remain in the frontier.
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import time
 
-from treeseek.llm.base import Navigator, RankReply, RankRequest, Usage
+from treeseek.llm.base import Candidate, Navigator, RankReply, RankRequest, Usage
 from treeseek.rank.paths import BM25PathScorer, PathScorer
 
 DIRECTORY = "directory"
@@ -51,12 +53,18 @@ class LexicalNavigator(Navigator):
             picked = [
                 cands[i]
                 for i in order
-                if scores[i] > 0.0 and (cands[i].type == DIRECTORY or scores[i] >= bar)
+                if scores[i] > 0.0 and (_opens(cands[i]) or scores[i] >= bar)
             ][:limit]
         else:
-            picked = [c for c in cands if c.type == DIRECTORY][:limit]
+            picked = [c for c in cands if _opens(c)][:limit]
             notes.append("no path evidence for the query: directories in candidate order")
         ids = [c.id for c in picked]
-        done = bool(picked) and picked[0].type != DIRECTORY
+        done = bool(picked) and not _opens(picked[0])
         usage = Usage(calls=1, latency_s=time.perf_counter() - started)
         return RankReply(ranked_ids=ids, done=done, usage=usage, notes=notes)
+
+
+def _opens(candidate: Candidate) -> bool:
+    """Whether the search can open ``candidate``: a directory, or a document section with
+    subsections (a result too, but the way to its subsections, as a directory is to files)."""
+    return candidate.type == DIRECTORY or candidate.expandable

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from treeseek.service.security import check_bind, require_extra
+from treeseek.service.security import check_bind, check_listen, require_extra
 
 
 def run(
@@ -29,6 +29,7 @@ def run(
     require_extra("mcp", ["mcp", "uvicorn"] if http else ["mcp"])
     if http:
         check_bind(host, token)
+        check_listen(host, port)
         if index_roots is None:
             index_roots = []
     import anyio

@@ -172,6 +172,7 @@ class FileResponse(BaseModel):
     path: str
     start_line: int
     end_line: int
+    first_line: int = 1  # a document section's lines are its document's: it starts there
     total_lines: int
     truncated: bool
     text: str

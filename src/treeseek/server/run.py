@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from treeseek.service.security import (
     TOKEN_ENV,
     check_bind,
+    check_listen,
     is_loopback,
     read_token,
     require_extra,
@@ -107,6 +108,7 @@ def serve(
     """Serve the HTTP API until interrupted (``workers`` processes: PostgreSQL only)."""
     require_extra("server", ["fastapi", "uvicorn"])
     check_bind(host, token)
+    check_listen(host, port)
     import uvicorn
 
     import treeseek

@@ -34,7 +34,7 @@ from treeseek.errors import (
     TreeseekError,
 )
 from treeseek.index.freshness import Freshness
-from treeseek.trees.model import Node, TreeInfo
+from treeseek.trees.model import Node, TreeInfo, TreeSource
 
 if TYPE_CHECKING:
     from treeseek.llm.base import Navigator
@@ -368,13 +368,24 @@ class Service:
         if lines and lines[-1] == "":
             lines.pop()
         total = len(lines)
-        first = 1 if start is None else start
-        last = total if end is None else end
+        # a document's section is numbered by its document's lines, as search answers show it
+        # (``guide.md/1-guide/2-setup:9-11`` are lines 9-11 of guide.md)
+        offset = 0
+        if self.db.tree(tree).source is TreeSource.DOCUMENT:
+            offset = self.db.lines(tree, node.path).start_line - 1
+        first = 1 + offset if start is None else start
+        last = total + offset if end is None else end
         if first < 1 or (end is not None and end < first):
             raise PathError(f"bad line range {first}-{last}: give 1 <= start <= end")
-        if first > max(total, 1):
-            raise PathError(f"line {first} is past the end of {node.path} ({total} lines)")
-        last = min(last, total)
+        if first <= offset:
+            raise PathError(
+                f"line {first} is before {node.path}, which has lines {offset + 1}-"
+                f"{offset + total} of its document"
+            )
+        if first > offset + max(total, 1):
+            where = f"lines {offset + 1}-{offset + total}" if offset else f"{total} lines"
+            raise PathError(f"line {first} is past the end of {node.path} ({where})")
+        first, last = first - offset, min(last - offset, total)
         if last - first + 1 > self.limits.max_lines:
             if start is None and end is None:
                 last = first + self.limits.max_lines - 1
@@ -386,8 +397,9 @@ class Service:
         return {
             "tree": tree,
             "path": node.path,
-            "start_line": first,
-            "end_line": last,
+            "start_line": first + offset,
+            "end_line": last + offset,
+            "first_line": 1 + offset,  # the file's (the section's) first line number
             "total_lines": total,
             "truncated": last < total and end is None,
             "text": "\n".join(lines[first - 1 : last]),

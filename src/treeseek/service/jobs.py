@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 
 #: how often ``wait`` reads the board for a job another process runs
 POLL_SECONDS = 0.2
+#: jobs one process keeps queued (not yet running); a request for a job already queued with the
+#: same tree, source and revision gets that job instead of a new one
+MAX_QUEUED_JOBS = 32
 
 Listener = Callable[["Job"], None]
 
@@ -174,7 +177,8 @@ class Jobs:
     ) -> Job:
         """Queue an index run: ``source`` (a directory under the server's index roots, or a
         git repository with ``rev``) into ``tree``, or re-index ``tree`` from the source it
-        was built from. Errors in the request (unknown tree, bad directory) raise at once;
+        was built from. Errors in the request (unknown tree, bad directory, a full queue) raise at
+        once; a request for a job already queued (same tree, source, rev) returns that job;
         errors of the run fail the job."""
         if source is None:
             if tree is None:
@@ -198,6 +202,17 @@ class Jobs:
             if tree is None:
                 tree = Path(source_path).name.removesuffix(".git") or "tree"
         with self._lock:
+            waiting = [j for j in self._jobs.values() if j.state == "queued"]
+            for queued in waiting:  # not started yet: it will read what this one would
+                if (queued.tree, queued.source, queued.rev) == (tree, source_path, rev):
+                    return queued
+            if len(waiting) >= MAX_QUEUED_JOBS:
+                from treeseek.service.core import LimitExceeded
+
+                raise LimitExceeded(
+                    f"{len(waiting)} index jobs are already queued, this server's limit; wait"
+                    " for them to finish (GET /v1/jobs) and submit again"
+                )
             job = Job(id=self._new_id(), tree=tree, source=source_path, rev=rev)
             self._jobs[job.id] = job
             while len(self._jobs) > KEPT_JOBS:

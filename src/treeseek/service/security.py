@@ -67,3 +67,25 @@ def check_bind(host: str, token: str | None) -> None:
             f"refusing to listen on {host} without a token: anyone who can reach it could read"
             f" every indexed file; set ${TOKEN_ENV} or --token-file, or bind 127.0.0.1"
         )
+
+
+def check_listen(host: str, port: int) -> None:
+    """Refuse at once, in one line, an address this process cannot listen on (a port in use,
+    a name that does not resolve), instead of a "serving ..." banner followed by the web
+    server's own error. Binds a socket as uvicorn does (``SO_REUSEADDR``) and closes it."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(address)
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot listen on {host}:{port}: {exc.strerror or exc}; pick another --port"
+                " (or stop what holds this one)"
+            ) from exc

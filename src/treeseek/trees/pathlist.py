@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO
 
 from treeseek.errors import BuildError, PathError
+from treeseek.text.encoding import wide_text_as_utf8
 from treeseek.trees.model import NodeType, TreeSource, is_clean_path
 from treeseek.trees.path_only import ListedPaths
 from treeseek.trees.source import SourceEntry, SourceWarnings, TreeBuilder
@@ -145,6 +146,7 @@ class PathListBuilder(TreeBuilder):
     @classmethod
     def from_text(cls, text: str, *, root: str = "<paths>") -> PathListBuilder:
         """Parse a JSON list (when the text starts with ``[``) or one path per line."""
+        text = text.removeprefix("\ufeff")  # a byte order mark is not part of the first path
         stripped = text.lstrip()
         if stripped.startswith("["):
             try:
@@ -171,6 +173,7 @@ class PathListBuilder(TreeBuilder):
             raise BuildError(f"path list {file} does not exist") from exc
         except OSError as exc:
             raise BuildError(f"cannot read path list {file}: {exc.strerror}") from exc
+        raw = wide_text_as_utf8(raw) or raw  # a UTF-16 list (PowerShell's `>`), say
         return cls.from_text(raw.decode("utf-8", "surrogateescape"), root=str(file.resolve()))
 
     @classmethod

@@ -173,6 +173,15 @@ class SectionSurfaces:
 GIST_CHARS = 600
 
 
+def shown_title_path(titles: Sequence[str]) -> list[str]:
+    """A section's title path as results show it: a document titled by its one top heading
+    (a Markdown file with a single ``# Guide``) has that title once, not as the document's
+    and then the section's (``Guide > Install``, not ``Guide > Guide > Install``)."""
+    if len(titles) > 1 and titles[0] == titles[1]:
+        return list(titles[1:])
+    return list(titles)
+
+
 def _gist(text: str) -> str:
     """The opening of a text (its first paragraphs, up to :data:`GIST_CHARS`)."""
     return text[:GIST_CHARS]
@@ -271,7 +280,7 @@ class DocumentRetriever(Retriever):
             section=SectionEvidence(
                 document=s.info.document,
                 title=s.info.title,
-                title_path=list(s.title_path),
+                title_path=shown_title_path(s.title_path),
                 level=s.info.level,
                 start=s.info.start,
                 end=own_end,

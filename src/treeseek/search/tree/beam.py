@@ -87,7 +87,9 @@ class BeamRetriever(Retriever):
             if not pool:
                 trace.stop_reason = "no candidates"
                 break
-            candidates = tuple(Candidate(n.id, n.path, n.type.value) for n in pool.values())
+            candidates = tuple(
+                Candidate(n.id, n.path, n.type.value, n.has_children) for n in pool.values()
+            )
             request = RankRequest(
                 segments=(),
                 message=render_beam_prompt(query, top, candidates, p, self.hints, self.prompts),

@@ -108,6 +108,8 @@ class Block:
     prefix: str | None  # shared directory prefix rendered once, or None
     text: str  # the rendered block (ends with a blank separator line)
     tokens: int
+    #: per node, whether it has children (see :attr:`~treeseek.llm.base.Candidate.expandable`)
+    expandable: tuple[bool, ...] = ()
 
     @property
     def aliases(self) -> tuple[str, ...]:
@@ -118,8 +120,10 @@ class Block:
 
     def candidates(self) -> tuple[Candidate, ...]:
         """The allowed set as the navigator sees it: aliases with full paths."""
+        expandable = self.expandable or (False,) * len(self.node_ids)
         return tuple(
-            Candidate(a, p, t) for a, p, t in zip(self.aliases, self.paths, self.types, strict=True)
+            Candidate(a, p, t, e)
+            for a, p, t, e in zip(self.aliases, self.paths, self.types, expandable, strict=True)
         )
 
 
@@ -192,7 +196,10 @@ class BlockPacker:
             short_tokens = self.count(short_text)
             if short_tokens < tokens:
                 text, tokens, used = short_text, short_tokens, prefix
-        return Block(index, tuple(n.id for n in nodes), paths, types, used, text, tokens)
+        expandable = tuple(n.has_children for n in nodes)
+        return Block(
+            index, tuple(n.id for n in nodes), paths, types, used, text, tokens, expandable
+        )
 
     def pack(self, nodes: Sequence[Node]) -> list[Block]:
         """PACKINTOBLOCKS(X, tau): consecutive runs of ``nodes`` in order, each within budget."""
