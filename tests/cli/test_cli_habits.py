@@ -191,19 +191,24 @@ def test_freshness_of_a_directory_tree(project: Path, tmp_path: Path) -> None:
         assert db.freshness("p").stale is False
 
 
-@pytest.mark.skipif(
-    __import__("importlib").util.find_spec("watchfiles") is None, reason="needs watchfiles"
-)
-def test_watch_reindexes_on_change(project: Path, tmp_path: Path) -> None:
-    db = tmp_path / "w.db"
+def _watch(root: Path, db: Path) -> subprocess.Popen[str]:
+    """``treeseek watch ROOT --db DB`` in a child process, its output (both streams) piped."""
     env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "treeseek", "watch", str(project), "--db", str(db)],
+    return subprocess.Popen(
+        [sys.executable, "-m", "treeseek", "watch", str(root), "--db", str(db)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
         env=env,
     )
+
+
+@pytest.mark.skipif(
+    __import__("importlib").util.find_spec("watchfiles") is None, reason="needs watchfiles"
+)
+def test_watch_reindexes_on_change(project: Path, tmp_path: Path) -> None:
+    db = tmp_path / "w.db"
+    proc = _watch(project, db)
     try:
         assert proc.stdout is not None
         first = proc.stdout.readline()
@@ -227,14 +232,7 @@ def test_watch_survives_a_failed_reindex_and_retries(project: Path, tmp_path: Pa
     file would fail it) is one error line; the watcher goes on and indexes the change once the
     database takes writes again, without another change on disk."""
     db = tmp_path / "w.db"
-    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "treeseek", "watch", str(project), "--db", str(db)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
-    )
+    proc = _watch(project, db)
     marker = Path(f"{db}-corrupt")
     try:
         assert proc.stdout is not None
@@ -262,14 +260,7 @@ def test_watch_ends_with_an_error_when_its_directory_is_removed(tmp_path: Path) 
     root = tmp_path / "gone"
     (root / "pkg").mkdir(parents=True)
     (root / "pkg" / "a.py").write_text("A = 1\n")
-    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "treeseek", "watch", str(root), "--db", str(tmp_path / "w.db")],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
-    )
+    proc = _watch(root, tmp_path / "w.db")
     try:
         assert proc.stdout is not None
         assert "indexed gone" in proc.stdout.readline()
@@ -319,14 +310,7 @@ def test_watch_filter_ignores_the_database_and_paths_through_symlinks(tmp_path: 
 )
 def test_watch_goes_on_after_a_non_utf8_file_name(project: Path, tmp_path: Path) -> None:
     db = tmp_path / "w.db"
-    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "treeseek", "watch", str(project), "--db", str(db)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
-    )
+    proc = _watch(project, db)
     try:
         assert proc.stdout is not None
         assert "indexed project" in proc.stdout.readline()
@@ -350,14 +334,7 @@ def test_watch_goes_on_after_a_non_utf8_file_name(project: Path, tmp_path: Path)
     __import__("importlib").util.find_spec("watchfiles") is None, reason="needs watchfiles"
 )
 def test_watch_says_a_new_warning_once(project: Path, tmp_path: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "treeseek", "watch", str(project), "--db", str(tmp_path / "w.db")],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
-    )
+    proc = _watch(project, tmp_path / "w.db")
     try:
         assert proc.stdout is not None
         assert "indexed project" in proc.stdout.readline()
