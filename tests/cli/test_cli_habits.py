@@ -191,6 +191,11 @@ def test_freshness_of_a_directory_tree(project: Path, tmp_path: Path) -> None:
         assert db.freshness("p").stale is False
 
 
+needs_watchfiles = pytest.mark.skipif(
+    __import__("importlib").util.find_spec("watchfiles") is None, reason="needs watchfiles"
+)
+
+
 def _watch(root: Path, db: Path) -> subprocess.Popen[str]:
     """``treeseek watch ROOT --db DB`` in a child process, its output (both streams) piped."""
     env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
@@ -203,9 +208,7 @@ def _watch(root: Path, db: Path) -> subprocess.Popen[str]:
     )
 
 
-@pytest.mark.skipif(
-    __import__("importlib").util.find_spec("watchfiles") is None, reason="needs watchfiles"
-)
+@needs_watchfiles
 def test_watch_reindexes_on_change(project: Path, tmp_path: Path) -> None:
     db = tmp_path / "w.db"
     proc = _watch(project, db)
@@ -224,9 +227,7 @@ def test_watch_reindexes_on_change(project: Path, tmp_path: Path) -> None:
         proc.wait(timeout=30)
 
 
-@pytest.mark.skipif(
-    __import__("importlib").util.find_spec("watchfiles") is None, reason="needs watchfiles"
-)
+@needs_watchfiles
 def test_watch_survives_a_failed_reindex_and_retries(project: Path, tmp_path: Path) -> None:
     """A re-index that fails (here: the database marked damaged, as a busy lock or a vanished
     file would fail it) is one error line; the watcher goes on and indexes the change once the
@@ -253,9 +254,7 @@ def test_watch_survives_a_failed_reindex_and_retries(project: Path, tmp_path: Pa
         proc.wait(timeout=30)
 
 
-@pytest.mark.skipif(
-    __import__("importlib").util.find_spec("watchfiles") is None, reason="needs watchfiles"
-)
+@needs_watchfiles
 def test_watch_ends_with_an_error_when_its_directory_is_removed(tmp_path: Path) -> None:
     root = tmp_path / "gone"
     (root / "pkg").mkdir(parents=True)
@@ -305,9 +304,7 @@ def test_watch_filter_ignores_the_database_and_paths_through_symlinks(tmp_path: 
     assert not relevant(None, str(root / ".git" / "index"))
 
 
-@pytest.mark.skipif(
-    __import__("importlib").util.find_spec("watchfiles") is None, reason="needs watchfiles"
-)
+@needs_watchfiles
 def test_watch_goes_on_after_a_non_utf8_file_name(project: Path, tmp_path: Path) -> None:
     db = tmp_path / "w.db"
     proc = _watch(project, db)
@@ -330,9 +327,7 @@ def test_watch_goes_on_after_a_non_utf8_file_name(project: Path, tmp_path: Path)
         proc.wait(timeout=30)
 
 
-@pytest.mark.skipif(
-    __import__("importlib").util.find_spec("watchfiles") is None, reason="needs watchfiles"
-)
+@needs_watchfiles
 def test_watch_says_a_new_warning_once(project: Path, tmp_path: Path) -> None:
     proc = _watch(project, tmp_path / "w.db")
     try:
