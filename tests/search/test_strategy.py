@@ -111,3 +111,19 @@ def test_default_strategy_is_flat_without_an_llm_once_registered(
     register("flat", lambda options: BeamRetriever())
     assert strategy.default_strategy(lexical) == "flat"
     assert strategy.default_strategy(llm) == "auto"  # with an LLM: tree search
+
+
+def test_a_ranker_the_strategy_does_not_use_is_noted(db: Database, make_tree: TreeFactory) -> None:
+    """``--ranker`` orders Block search's blocks: Beam (and flat, traverse, rerank) do not use
+    it, and the trace's notes say so instead of dropping it silently."""
+    nav = scripted(lambda r: (["f001.py"], True))
+    small, large = make_tree(_files(10)), make_tree(_files(60))
+    beam = run_query(db.store, small, "f001", QueryOptions(k=1, ranker="bm25"), nav)
+    assert beam.strategy == "beam"
+    assert beam.trace.params["notes"] == [
+        "--ranker bm25 orders Block search's blocks; the beam strategy does not use it"
+    ]
+    block = run_query(db.store, large, "f001", QueryOptions(k=1, ranker="bm25"), nav)
+    assert block.strategy == "block" and "notes" not in block.trace.params
+    plain = run_query(db.store, small, "f001", QueryOptions(k=1), nav)
+    assert "notes" not in plain.trace.params

@@ -219,7 +219,19 @@ def run_query(
         caches=caches if caches is not None else TreeCaches(),
         deadline=deadline,
     )
-    return _registry[name](options).retrieve(ctx, question, options)
+    result = _registry[name](options).retrieve(ctx, question, options)
+    if options.ranker is not None and name in RANKER_IGNORED_BY:
+        # the ranker orders Block search's blocks; say so rather than drop it silently
+        notes = result.trace.params.setdefault("notes", [])
+        notes.append(
+            f"--ranker {options.ranker} orders Block search's blocks; the {name} strategy"
+            " does not use it"
+        )
+    return result
+
+
+#: built-in strategies that take no path ranker (``--ranker`` is for Block search)
+RANKER_IGNORED_BY = frozenset({"flat", "beam", "rerank", "traverse", "traverse-between"})
 
 
 # -- the built-in strategies ---------------------------------------------------------------
