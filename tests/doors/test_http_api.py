@@ -356,6 +356,7 @@ def test_retrieve_returns_layer_items_with_the_spec_metadata(client: httpx.Clien
     body = {"tree": "demo", "query": "which endpoint handles get_user", "limit": 40}
     items = client.post("/v1/retrieve", json=body).json()["items"]
     assert items and len(items) <= 40
+    assert "fallback" not in client.post("/v1/retrieve", json=body).json()
     layers = {i["layer"] for i in items}
     assert layers == {
         "C0_SOURCE_CHUNKS",
@@ -429,6 +430,59 @@ def test_retrieve_returns_layer_items_with_the_spec_metadata(client: httpx.Clien
     assert bad.status_code == 422
     no_tree = client.post("/v1/retrieve", json={"query": "x"})
     assert no_tree.status_code == 400 and "tree" in error(no_tree)["message"]
+
+
+def test_retrieve_falls_back_to_documentation_sections(tmp_path: Path) -> None:
+    """A document tree answers with its sections; a code tree whose requested code layers find
+    nothing answers with its README's sections; both say ``fallback: "docs"``, which a code
+    answer never carries."""
+    guide = tmp_path / "guide.md"
+    guide.write_text("# Guide\n\nIntro.\n\n## Deployment\n\nUse gunicorn behind nginx.\n")
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "core.py").write_text("def add(a, b):\n    return a + b\n")
+    (repo / "README.md").write_text(
+        "# Demo\n\nAn adder.\n\n## Deployment\n\nDeploy it with gunicorn workers.\n"
+    )
+    db = treeseek.open(tmp_path / "docs.db")
+    try:
+        db.index(guide, name="guide")
+        db.index(repo, name="repo")
+        with (
+            live(create_app(Service(db, freshness_ttl=0))) as url,
+            httpx.Client(base_url=url, timeout=60) as c,
+        ):
+            question = "how do I deploy with gunicorn?"
+            doc = c.post("/v1/retrieve", json={"tree": "guide", "query": question})
+            assert doc.status_code == 200, doc.text
+            body = doc.json()
+            assert body["fallback"] == "docs"
+            first = body["items"][0]
+            assert (first["layer"], first["source"], first["title"]) == (
+                "DOCS",
+                "guide.md",
+                "Guide > Deployment",
+            )
+            assert (first["start_line"], first["end_line"]) == (5, 7)
+            assert first["metadata"]["artifact_type"] == "DOC"
+            assert "gunicorn behind nginx" in first["content"]
+            code_only = {"tree": "repo", "query": question, "layers": ["C1_SYMBOL_CATALOG"]}
+            fell = c.post("/v1/retrieve", json=code_only).json()
+            assert fell["fallback"] == "docs"
+            top = fell["items"][0]
+            assert (top["layer"], top["source"], top["title"]) == (
+                "DOCS",
+                "README.md",
+                "Demo > Deployment",
+            )
+            assert (top["start_line"], top["end_line"]) == (5, 7)
+            code = c.post("/v1/retrieve", json={"tree": "repo", "query": "add"}).json()
+            assert code["items"] and "fallback" not in code
+            assert {i["metadata"]["artifact_type"] for i in code["items"]} == {"CODE"}
+            none = c.post("/v1/retrieve", json={"tree": "guide", "query": "zzzqx"}).json()
+            assert none == {"items": []}
+    finally:
+        db.close()
 
 
 # -- index jobs, freshness, delete --------------------------------------------------------------

@@ -227,8 +227,17 @@ def create_app(service: Service, *, token: str | None = None, jobs: Jobs | None 
             app.get(API + path, response_model=model, response_model_exclude_none=False)
         )
 
-    def post(path: str, model: type[Any], status: int = 200) -> Callable[[Handler], Handler]:
-        return utf8_answers(app.post(API + path, response_model=model, status_code=status))
+    def post(
+        path: str, model: type[Any], status: int = 200, *, exclude_unset: bool = False
+    ) -> Callable[[Handler], Handler]:
+        return utf8_answers(
+            app.post(
+                API + path,
+                response_model=model,
+                status_code=status,
+                response_model_exclude_unset=exclude_unset,
+            )
+        )
 
     @get("/health", m.Health)
     async def health() -> dict[str, Any]:
@@ -351,20 +360,20 @@ def create_app(service: Service, *, token: str | None = None, jobs: Jobs | None 
             )
         )
 
-    @post("/retrieve", m.RetrieveResponse)
+    @post("/retrieve", m.RetrieveResponse, exclude_unset=True)
     async def retrieve(body: m.RetrieveRequest) -> dict[str, Any]:
         """The code-retrieval endpoint of ``code-retrieval-layers.json``: ``{tree (or
         project_id / rag_session_id), query, layers?, limit?}`` -> ``{items}``, C0-C3 items
         with their metadata, line spans and per-item scores, ordered C3 > C1 > C2 > C0 within
-        a lexical rank."""
+        a lexical rank; when the code layers find nothing (always on a document tree), the
+        best documentation sections as ``DOCS`` items and ``fallback: "docs"``."""
         from treeseek.errors import ConfigError
 
         tree = body.tree or body.project_id or body.rag_session_id
         if not tree:
             raise ConfigError("give tree (or project_id / rag_session_id)")
-        items = await run(
+        return await run(
             lambda: service.code_items(tree, body.query, layers=body.layers, limit=body.limit)
         )
-        return {"items": items}
 
     return app

@@ -7,6 +7,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 Layer = Literal["C0_SOURCE_CHUNKS", "C1_SYMBOL_CATALOG", "C2_DEPENDENCY_GRAPH", "C3_ENTRYPOINTS"]
+#: an item's layer: a code layer, or documentation sections (the fallback)
+ItemLayer = Literal[
+    "C0_SOURCE_CHUNKS", "C1_SYMBOL_CATALOG", "C2_DEPENDENCY_GRAPH", "C3_ENTRYPOINTS", "DOCS"
+]
 
 
 class Strict(BaseModel):
@@ -256,7 +260,7 @@ class RetrieveRequest(Strict):
 class RetrievalItem(BaseModel):
     source: str = Field(description="repo-relative path")
     content: str
-    layer: Layer
+    layer: ItemLayer
     title: str
     metadata: dict[str, Any] = Field(
         description="C0: chunk_index, chunk_type, module_or_unit, symbol_id; C1: symbol_id, "
@@ -264,7 +268,9 @@ class RetrievalItem(BaseModel):
         "parent_symbol_id, package_or_module, is_entry_candidate, lang_payload; C2: edge_id, "
         "edge_type, src_symbol_id, src_qname, dst_symbol_id, dst_ref, resolution, "
         "lang_payload; C3: entry_id, entry_type, framework, route_or_command, handler, "
-        "handler_symbol_id, lang_payload; all: artifact_type"
+        "handler_symbol_id, lang_payload; DOCS: section_path, title_path, level (document "
+        "trees), chunk_index (code trees), unit, span, truncated; all: artifact_type (CODE, "
+        "DOC)"
     )
     score: float | None
     start_line: int | None
@@ -273,6 +279,11 @@ class RetrievalItem(BaseModel):
 
 class RetrieveResponse(BaseModel):
     items: list[RetrievalItem]
+    fallback: Literal["docs"] | None = Field(
+        default=None,
+        description='"docs" (present only then) when the requested code layers found nothing '
+        "and the items are documentation sections (layer DOCS); always so on a document tree",
+    )
 
 
 class Health(BaseModel):

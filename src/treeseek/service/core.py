@@ -584,11 +584,15 @@ class Service:
         *,
         layers: Sequence[str] | None = None,
         limit: int = 8,
-    ) -> list[dict[str, Any]]:
-        """The code-retrieval endpoint of ``code-retrieval-layers.json``: C0-C3 items with
-        their metadata (:func:`treeseek.search.graph.items.retrieve_items`)."""
+    ) -> dict[str, Any]:
+        """The code-retrieval endpoint of ``code-retrieval-layers.json``: ``{items}``, C0-C3
+        items with their metadata (:func:`treeseek.search.graph.items.retrieve_items`); when
+        there are none (always on a document tree), the best documentation sections as
+        ``DOCS`` items and ``fallback: "docs"``
+        (:func:`treeseek.search.document.items.retrieve_with_docs`)."""
         from treeseek.search.base import SearchContext
-        from treeseek.search.graph.items import LAYERS, retrieve_items
+        from treeseek.search.document.items import retrieve_with_docs
+        from treeseek.search.graph.items import LAYERS
 
         self.check_question(query)
         _limit("limit", limit, self.limits.max_items)
@@ -597,4 +601,8 @@ class Service:
             store=self.db.store, tree=info, navigator=self.navigator, caches=self.db.caches
         )
         wanted = tuple(layers) if layers else LAYERS
-        return [asdict(item) for item in retrieve_items(ctx, query, layers=wanted, limit=limit)]
+        found = retrieve_with_docs(ctx, query, layers=wanted, limit=limit)
+        out: dict[str, Any] = {"items": [asdict(item) for item in found.items]}
+        if found.fallback is not None:
+            out["fallback"] = found.fallback
+        return out

@@ -53,8 +53,9 @@ class DocSections:
         avg = max(1.0, sum(lengths) / len(lengths)) if lengths else 1.0
         return cls(sections, tfs, lengths, df, dict(postings), avg)
 
-    def best_by_file(self, query: str) -> dict[str, tuple[float, Chunk]]:
-        """Each documentation file's best section for ``query`` (files with no match left out)."""
+    def ranked(self, query: str) -> list[tuple[float, str, Chunk]]:
+        """Every section matching ``query`` as (score, file path, section chunk), best first
+        (ties: file then document order)."""
         q = Counter(prose_terms(query))
         n = len(self.sections)
         scores: dict[int, float] = defaultdict(float)
@@ -67,9 +68,13 @@ class DocSections:
                 f = self.tf[i][t]
                 norm = f * (K1 + 1) / (f + K1 * (1 - B + B * self.lengths[i] / self.avg))
                 scores[i] += idf * norm * (1 + math.log(qn))
+        order = sorted(scores, key=lambda i: (-scores[i], i))
+        return [(scores[i], *self.sections[i]) for i in order]
+
+    def best_by_file(self, query: str) -> dict[str, tuple[float, Chunk]]:
+        """Each documentation file's best section for ``query`` (files with no match left out)."""
         best: dict[str, tuple[float, Chunk]] = {}
-        for i, score in scores.items():
-            path, chunk = self.sections[i]
-            if path not in best or score > best[path][0]:
+        for score, path, chunk in self.ranked(query):
+            if path not in best:
                 best[path] = (score, chunk)
         return best

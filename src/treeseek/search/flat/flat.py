@@ -646,6 +646,23 @@ class FlatRetriever(Retriever):
                 h.evidence.chunk = found
 
     @staticmethod
+    def doc_sections(ctx: SearchContext) -> DocSections:
+        """The sections of the tree's documentation files (Markdown/reST, not release notes),
+        built on first use and kept with the tree's files: what the ``sections`` signal ranks,
+        and what code retrieval falls back to when its code layers find nothing."""
+        return FlatRetriever._doc_sections(ctx, FlatRetriever._tree_files(ctx))
+
+    @staticmethod
+    def _doc_sections(ctx: SearchContext, files: _TreeFiles) -> DocSections:
+        if files.doc_sections is None:
+            docs = {p: h for p, h in files.hash_by_path.items() if is_doc_path(p)}
+            blobs = ctx.store.contents(list(set(docs.values())))
+            files.doc_sections = DocSections.build(
+                {p: blobs[h] for p, h in docs.items() if h in blobs}
+            )
+        return files.doc_sections
+
+    @staticmethod
     def _section_signal(
         ctx: SearchContext,
         query: str,
@@ -654,13 +671,8 @@ class FlatRetriever(Retriever):
         allowed: frozenset[str],
     ) -> None:
         """Documentation files ranked by their best section (prose questions only)."""
-        if files.doc_sections is None:
-            docs = {p: h for p, h in files.hash_by_path.items() if is_doc_path(p)}
-            blobs = ctx.store.contents(list(set(docs.values())))
-            files.doc_sections = DocSections.build(
-                {p: blobs[h] for p, h in docs.items() if h in blobs}
-            )
-        best = {p: v for p, v in files.doc_sections.best_by_file(query).items() if p in allowed}
+        sections = FlatRetriever._doc_sections(ctx, files)
+        best = {p: v for p, v in sections.best_by_file(query).items() if p in allowed}
         if not best:
             return
         signals.put("sections", {p: score for p, (score, _) in best.items()})
