@@ -141,7 +141,7 @@ def check_range(path: str, n: int, start: int, end: int | None) -> tuple[int, in
     if start < 1:
         raise PathError(f"bad line range {start}-{end}: line numbers start at 1")
     last = n if end is None else end
-    if last < start:
+    if end is not None and last < start:
         raise PathError(
             f"bad line range {start}-{end}: the end is before the start; write START-END"
         )
