@@ -110,12 +110,14 @@ def disclose(
         return ctx
     if lv is Level.OUTLINE:
         used = 0
+        best = True
         for f in ranked:
             if not source.lines(f.path):
                 continue
             o: FileOutline | None = outline_file(source, f.path, counter)
-            if not ctx.outlines and o is not None:  # the best file is always represented:
-                o = cut_outline(o, budget, counter)  # its first symbols when not all fit
+            if best and o is not None:  # the best file is always represented: its first
+                o = cut_outline(o, budget, counter)  # symbols when not all fit (only it:
+            best = False  # a worse file is never cut into the place the best did not fit)
             if o is not None and used + o.tokens <= budget:
                 ctx.outlines.append(o)
                 used += o.tokens
