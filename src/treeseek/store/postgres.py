@@ -461,8 +461,11 @@ class PostgresStore:
                 def configure(conn: psycopg.Connection[Any]) -> None:
                     from pgvector.psycopg import register_vector
 
-                    conn.execute(f"SET statement_timeout = {read_ms}")
+                    # the type lookup first: under a tiny limit it timed out, so no connection
+                    # was ever made and every read waited 60 s for the pool ("couldn't get a
+                    # connection") instead of raising StatementTimeout
                     register_vector(conn)
+                    conn.execute(f"SET statement_timeout = {read_ms}")
 
                 self._pool_obj = ConnectionPool(
                     self.url,
