@@ -134,3 +134,8 @@ def test_a_margin_that_is_not_a_count_of_lines_is_a_config_error(
 ) -> None:
     with pytest.raises(ConfigError, match="a margin is a number of lines"):
         shop.expand("shop", "Backoff.delay", margin=margin)  # type: ignore[arg-type]
+
+
+def test_a_start_before_line_1_with_no_end_names_the_range_as_typed(shop: Database) -> None:
+    with pytest.raises(PathError, match=r"^bad line range 0-: line numbers start at 1$"):
+        shop.lines("shop", RETRY, 0)
