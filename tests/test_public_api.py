@@ -104,3 +104,10 @@ def test_the_readme_python_example_runs_as_written(
     exec(compile(block, "README.md", "exec"), {})  # the documented example, as written
     out = capsys.readouterr().out
     assert "pkg/models.py" in out and "pkg/models.py::Model.save" in out
+
+
+def test_the_package_ships_its_type_hints() -> None:
+    # PEP 561: without py.typed, mypy/pyright treat `import treeseek` as untyped (Any)
+    from importlib.resources import files
+
+    assert files("treeseek").joinpath("py.typed").is_file()

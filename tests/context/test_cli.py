@@ -138,3 +138,12 @@ def test_cat_ranges_and_their_errors(shop_db: Path) -> None:
         assert len(err.strip().splitlines()) == 1  # one line, never wrapped
     code, out, _ = run("cat", "shop", "payments/invoice.py", "--db", str(shop_db))
     assert code == 0 and out.startswith('"""Invoices."""')  # a plain path: the raw file
+
+
+def test_paths_that_do_not_fit_the_budget_are_not_no_files_found(shop_db: Path) -> None:
+    code, out, err = run(
+        "query", "shop", "Backoff delay with jitter", "--disclose", "paths", "--budget", "2",
+        "--db", str(shop_db),
+    )  # fmt: skip
+    assert code == 0
+    assert "nothing fits the budget" in out + err and "no files found" not in out + err

@@ -48,3 +48,28 @@ def test_the_best_file_is_cut_to_fit_not_dropped(tmp_path: Path) -> None:
         assert default_counter().count(more) > budget
         tiny = db.disclose("t", result, "outline", budget=3)  # not even the header fits
         assert tiny.outlines == [] and tiny.budget.used == 0
+
+
+def test_only_the_best_file_is_cut(tmp_path: Path) -> None:
+    # when not even the best file's header fits, a worse file was cut in its place (its
+    # outline shown with `omitted` > 0, which the schema keeps for the best file)
+    with treeseek.open(tmp_path / "t.db") as db:
+        root = _tree(tmp_path)
+        (root / "a.py").write_text(
+            "\n".join(f"def blueprint_{i}():\n    pass\n" for i in range(30))
+        )
+        db.index(root, name="t")
+        result = db.query("t", "where is register_blueprint_3 and blueprints registered")
+        assert [h.path for h in result.files][:1] == ["pkg/blueprints.py"]
+        assert "a.py" in [h.path for h in result.files]
+        counter = default_counter()
+
+        def head(path: str) -> int:
+            whole = db.outline("t", path).files[0]
+            return counter.count(render_file_outline(path, whole.lines, (), len(whole.items)))
+
+        best_head, other_head = head("pkg/blueprints.py"), head("a.py")
+        assert other_head < best_head
+        ctx = db.disclose("t", result, "outline", budget=best_head - 1)
+        assert all(o.omitted == 0 for o in ctx.outlines)
+        assert "a.py" not in [o.path for o in ctx.outlines]

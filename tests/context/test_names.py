@@ -7,7 +7,7 @@ import pytest
 
 from treeseek.context.names import parse_range
 from treeseek.database import Database
-from treeseek.errors import AmbiguousSymbol, NodeNotFound, PathError, TreeseekError
+from treeseek.errors import AmbiguousSymbol, ConfigError, NodeNotFound, PathError, TreeseekError
 
 RETRY = "payments/retry.py"
 
@@ -112,3 +112,30 @@ def test_expand_of_a_directory_says_it_is_one(shop: Database) -> None:
     for item in ("payments", "payments/"):
         with pytest.raises(NodeNotFound, match=r"^payments is a directory: expand takes a file"):
             shop.expand("shop", item)
+
+
+def test_a_start_past_the_end_with_no_end_says_past_the_end(shop: Database) -> None:
+    # not "bad line range 500-None: the end is before the start"
+    with pytest.raises(PathError, match=r"^line 500 is past the end of payments/retry\.py"):
+        shop.lines("shop", RETRY, 500)
+
+
+def test_a_budget_too_small_for_the_first_line_is_an_error_not_an_empty_span(
+    shop: Database,
+) -> None:
+    # a span ending before it starts (start_line 13, end_line 12, "") was returned
+    with pytest.raises(ConfigError, match="cannot hold the first line"):
+        shop.expand("shop", "Backoff.delay", budget=1)
+
+
+@pytest.mark.parametrize("margin", ["3", 2.5, True, -1])
+def test_a_margin_that_is_not_a_count_of_lines_is_a_config_error(
+    shop: Database, margin: object
+) -> None:
+    with pytest.raises(ConfigError, match="a margin is a number of lines"):
+        shop.expand("shop", "Backoff.delay", margin=margin)  # type: ignore[arg-type]
+
+
+def test_a_start_before_line_1_with_no_end_names_the_range_as_typed(shop: Database) -> None:
+    with pytest.raises(PathError, match=r"^bad line range 0-: line numbers start at 1$"):
+        shop.lines("shop", RETRY, 0)

@@ -213,6 +213,34 @@ def test_a_statement_past_the_timeout_is_cancelled_with_a_clear_error(
         store.close()
 
 
+def test_a_limit_shorter_than_the_type_lookup_still_connects(
+    postgres_url: Callable[[], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a pooled connection looks up pgvector's types before the limit applies: when the
+    # lookup ran under it and took longer (a tiny limit, a loaded server), no connection was
+    # ever made and every read waited 60 s for "couldn't get a connection"
+    import pgvector.psycopg
+
+    real = pgvector.psycopg.register_vector
+
+    def slow_lookup(conn: Any) -> None:
+        conn.execute("SELECT pg_sleep(0.3)")  # the type lookup on a slow server
+        real(conn)
+
+    monkeypatch.setattr(pgvector.psycopg, "register_vector", slow_lookup)
+    url = postgres_url()
+    PostgresStore(url).close()  # migrated
+    store = PostgresStore(url, timeouts=Timeouts(read_ms=100))
+    try:
+        with (
+            pytest.raises(StatementTimeout, match=r"statement timeout \(0\.1 s\)"),
+            store._connection() as conn,
+        ):
+            conn.execute("SELECT pg_sleep(5)")
+    finally:
+        store.close()
+
+
 def test_timeouts_come_from_the_environment() -> None:
     assert Timeouts.from_env({}) == Timeouts()
     env: dict[str, Any] = {"TREESEEK_PG_STATEMENT_TIMEOUT": "2.5", "TREESEEK_PG_WRITE_TIMEOUT": "0"}

@@ -380,7 +380,12 @@ def query_command(
         )
     if budgeted:
         stored = any(hit.content_status == "stored" for hit in result.files)
-        print_context(answer, as_json, nothing_stored=bool(result.files) and not stored)
+        print_context(
+            answer,
+            as_json,
+            nothing_stored=bool(result.files) and not stored,
+            ranked=bool(result.files),
+        )
         print_footer(result, stats)
     elif as_json:
         print_json({"tree": tree, "query": text, **result.to_dict()})
@@ -388,9 +393,12 @@ def query_command(
         print_files(result, content, stats)
 
 
-def print_context(answer: Context, as_json: bool, *, nothing_stored: bool = False) -> None:
+def print_context(
+    answer: Context, as_json: bool, *, nothing_stored: bool = False, ranked: bool = False
+) -> None:
     """A budgeted answer: its JSON, or its text on stdout and the budget line on stderr
-    (``nothing_stored``: no ranked file has stored content, e.g. a path-only tree)."""
+    (``nothing_stored``: no ranked file has stored content, e.g. a path-only tree; ``ranked``:
+    the query found files, so an empty answer is the budget's doing, even at ``paths``)."""
     from treeseek.cli.display_context import display_context
     from treeseek.context.render import budget_line, render_context
 
@@ -405,6 +413,7 @@ def print_context(answer: Context, as_json: bool, *, nothing_stored: bool = Fals
             message = "the ranked files have no stored content to show (a path-only tree?); ask"
             message += " without --budget for their paths"
         else:
-            message = "nothing fits the budget" if answer.files else "no files found"
+            found = ranked or answer.files  # `paths` keeps only the files that fit
+            message = "nothing fits the budget" if found else "no files found"
         out_console.print(message)
     console.print(f"[dim]{display_markup(budget_line(answer))}[/dim]")

@@ -49,6 +49,12 @@ def check_budget(budget: int) -> int:
     return budget
 
 
+def check_margin(margin: int) -> int:
+    if isinstance(margin, bool) or not isinstance(margin, int) or margin < 0:
+        raise ConfigError(f"a margin is a number of lines, 0 or more, not {margin!r}")
+    return margin
+
+
 def _ranked(hits: Sequence[Any], spans: Sequence[Span] = ()) -> list[RankedFile]:
     count: dict[str, int] = {}
     for s in spans:
@@ -104,12 +110,14 @@ def disclose(
         return ctx
     if lv is Level.OUTLINE:
         used = 0
+        best = True
         for f in ranked:
             if not source.lines(f.path):
                 continue
             o: FileOutline | None = outline_file(source, f.path, counter)
-            if not ctx.outlines and o is not None:  # the best file is always represented:
-                o = cut_outline(o, budget, counter)  # its first symbols when not all fit
+            if best and o is not None:  # the best file is always represented: its first
+                o = cut_outline(o, budget, counter)  # symbols when not all fit (only it:
+            best = False  # a worse file is never cut into the place the best did not fit)
             if o is not None and used + o.tokens <= budget:
                 ctx.outlines.append(o)
                 used += o.tokens
@@ -133,7 +141,7 @@ def _cut(span: Span, budget: int | None, counter: TokenCounter) -> Span:
     if budget is None or span.tokens <= budget:
         return span
     lines = span.text.split("\n")
-    while lines:
+    while len(lines) > 1:  # at least its first line, or an error
         lines.pop()
         text = "\n".join(lines)
         n = counter.count(text)
@@ -234,8 +242,7 @@ def _line_span(
             return Span(path, 1, 0, None, 0, "", reason)
     else:
         s, e = check_range(path, n, 1 if start is None else start, end)
-    if margin < 0:
-        raise ConfigError("a margin is a number of lines, 0 or more")
+    check_margin(margin)
     s, e = max(1, s - margin), min(n, e + margin)
     text = "\n".join(lines[s - 1 : e])
     return Span(path, s, e, _symbol_at(source, path, s, e), counter.count(text), text, reason)
@@ -265,6 +272,7 @@ def expand(
     counter = counter or default_counter()
     if budget is not None:
         check_budget(budget)
+    check_margin(margin)
     span = _expand_span(source, item.strip(), margin, counter)
     span = _cut(span, budget, counter)
     limit = budget if budget is not None else span.tokens

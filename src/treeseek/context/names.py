@@ -139,9 +139,10 @@ def check_range(path: str, n: int, start: int, end: int | None) -> tuple[int, in
     """Validated 1-based inclusive bounds within a file of ``n`` lines (``end=None``: to the
     end); raises PathError with a one-line explanation."""
     if start < 1:
-        raise PathError(f"bad line range {start}-{end}: line numbers start at 1")
+        shown = f"{start}-{end}" if end is not None else f"{start}-"  # not "0-None"
+        raise PathError(f"bad line range {shown}: line numbers start at 1")
     last = n if end is None else end
-    if last < start:
+    if end is not None and last < start:
         raise PathError(
             f"bad line range {start}-{end}: the end is before the start; write START-END"
         )

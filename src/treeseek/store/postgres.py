@@ -24,11 +24,12 @@ both stores return the same rows and the same term-count blobs: one retrieval co
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import threading
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -79,6 +80,10 @@ MIGRATION_LOCK_KEY = 0x7EE5_0001
 POOL_MAX_ENV = "TREESEEK_PG_POOL_MAX"
 #: connections of a process's pool unless ``$TREESEEK_PG_POOL_MAX`` says otherwise
 POOL_MAX = 8
+#: seconds a read waits for a pooled connection before asking whether the server is there
+#: at all (a server gone away answers at once, not after the whole wait), and in all
+POOL_FIRST_WAIT_S = 3.0
+POOL_WAIT_S = 60.0
 #: PostgreSQL's statement_timeout is an int of milliseconds
 MAX_TIMEOUT_MS = 2**31 - 1
 
@@ -436,12 +441,25 @@ class PostgresStore:
         try:
             conn = psycopg.connect(self.url, autocommit=True, connect_timeout=30)
         except psycopg.Error as exc:
-            raise StoreError(
-                f"cannot connect to {redact(self.url)}: {str(exc).strip()}; is the server"
-                " running and the URL right? Pass --db (or set TREESEEK_DB)"
-            ) from exc
+            raise self._unreachable(exc) from exc
         conn.execute(f"SET statement_timeout = {self.timeouts.read_ms}")
         return conn
+
+    def _unreachable(self, exc: Exception) -> StoreError:
+        reason = " ".join(str(exc).split())  # libpq's "\n\tIs the server running ...": one line
+        return StoreError(
+            f"cannot connect to {redact(self.url)}: {reason}; is the server running and the URL"
+            " right? Pass --db (or set TREESEEK_DB)"
+        )
+
+    def _check_reachable(self) -> None:
+        """StoreError at once when a new connection to the server fails (it went away)."""
+        import psycopg
+
+        try:
+            psycopg.connect(self.url, connect_timeout=5).close()
+        except psycopg.Error as exc:
+            raise self._unreachable(exc) from exc
 
     @property
     def _pool(self) -> ConnectionPool[Any]:
@@ -461,9 +479,18 @@ class PostgresStore:
                 def configure(conn: psycopg.Connection[Any]) -> None:
                     from pgvector.psycopg import register_vector
 
-                    conn.execute(f"SET statement_timeout = {read_ms}")
+                    # the type lookup first: under a tiny limit it timed out, so no connection
+                    # was ever made and every read waited 60 s for the pool ("couldn't get a
+                    # connection") instead of raising StatementTimeout
                     register_vector(conn)
+                    conn.execute(f"SET statement_timeout = {read_ms}")
 
+                # the pool reports each failed reconnection and discarded connection on its
+                # logger; with no logging set up Python printed them all on stderr (dozens of
+                # lines while a server is down): an application that sets up logging sees them
+                pool_log = logging.getLogger("psycopg.pool")
+                if not pool_log.handlers:
+                    pool_log.addHandler(logging.NullHandler())
                 self._pool_obj = ConnectionPool(
                     self.url,
                     min_size=1,
@@ -567,9 +594,17 @@ class PostgresStore:
         """A connection of the pool, even on a thread inside a write or a snapshot: what it
         writes commits at once, outside the thread's transaction."""
         import psycopg
+        from psycopg_pool import PoolTimeout
 
         try:
-            with self._pool.connection(timeout=60) as conn:
+            with ExitStack() as stack:
+                pool = self._pool
+                try:
+                    conn = stack.enter_context(pool.connection(timeout=POOL_FIRST_WAIT_S))
+                except PoolTimeout:  # all busy, or the server gone: a new connection tells
+                    self._check_reachable()
+                    wait = POOL_WAIT_S - POOL_FIRST_WAIT_S
+                    conn = stack.enter_context(pool.connection(timeout=wait))
                 yield conn
         except psycopg.errors.QueryCanceled as exc:
             raise self._timed_out(exc) from exc
