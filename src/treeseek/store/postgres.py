@@ -497,6 +497,9 @@ class PostgresStore:
                     max_size=max(pool_max(), 2),
                     kwargs={"autocommit": True},
                     configure=configure,
+                    # a connection the server dropped (a restart, an idle timeout) is replaced
+                    # when taken, not handed to a read that then fails: one round trip a read
+                    check=ConnectionPool.check_connection,
                     open=True,
                     name="treeseek",
                 )
