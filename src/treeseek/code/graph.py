@@ -12,6 +12,7 @@ resolved edges.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ EDGE_KINDS: tuple[str, ...] = (
 )
 
 
-class NodeNames:
+class NodeNames(ABC):
     """How a name finds its node (:meth:`find`), over what a tree has: its files, its
     modules and its symbols. :class:`CodeGraph` answers from the whole graph; a reader of the
     stored layers answers the same from a few indexed reads
@@ -38,22 +39,22 @@ class NodeNames:
 
     __slots__ = ()
 
-    def _is_file(self, path: str) -> bool:
-        raise NotImplementedError
+    @abstractmethod
+    def _is_file(self, path: str) -> bool: ...
 
-    def _is_symbol(self, node: str) -> bool:
-        raise NotImplementedError
+    @abstractmethod
+    def _is_symbol(self, node: str) -> bool: ...
 
+    @abstractmethod
     def _module_path(self, module: str) -> str | None:
         """The file of a dotted module / unit name, or None."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _last_named(self, last: str) -> Iterable[str]:
         """Symbol ids whose qualified name's last dotted part is ``last`` (may hold more)."""
-        raise NotImplementedError
 
-    def _all_files(self) -> Iterable[str]:
-        raise NotImplementedError
+    @abstractmethod
+    def _all_files(self) -> Iterable[str]: ...
 
     def node(self, name: str) -> str | None:
         """The node id for a path, symbol id, dotted module, or ``module.qname``."""
