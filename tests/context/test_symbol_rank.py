@@ -3,8 +3,10 @@ ranked symbols of a real plan (they do not depend on the budget)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import treeseek
 from treeseek.code.model import Symbol, SymbolKind
 from treeseek.context import TreeSource, plan, select
 from treeseek.context.symbol_rank import FileEvidence, rank_symbols
@@ -109,3 +111,48 @@ def test_a_plans_symbols_are_the_same_at_every_budget(shop: Database) -> None:
     p = plan(source, hits, "Backoff.jitter adds random jitter to the retry delay")
     assert p.symbols[0] == "payments/retry.py::Backoff.jitter"
     assert select(p, 100).symbols == select(p, 8000).symbols == p.symbols
+
+
+LINKCHECK = '''"""Checks links."""
+
+
+class Checker:
+    """Runs the checks."""
+
+    def run(self, urls):
+        """Check every url in a worker."""
+        results = []
+
+        def check_anchor(url):
+            anchor = url.partition("#")[2]
+            if not anchor:
+                return "ok"
+            return "anchor not found: " + anchor
+
+        def check_local(url):
+            return "local"
+
+        for url in urls:
+            results.append(check_anchor(url))
+        return results
+
+    def report(self, results):
+        for line in results:
+            print(line)
+'''
+
+
+def test_a_function_nested_in_a_method_has_evidence_of_its_own(tmp_path: Path) -> None:
+    """A nested function shares its outer method's chunk; it is scored on its own lines, so
+    a question about what it does points at it, not only at the method around it."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "linkcheck.py").write_text(LINKCHECK)
+    with treeseek.open(tmp_path / "t.db") as db:
+        db.index(tmp_path / "src", name="t")
+        source = TreeSource(db.store, "t")
+        p = plan(source, [hit("linkcheck.py")], "the anchor partition reports anchor not found")
+    assert p.symbols[:2] == [
+        "linkcheck.py::Checker.run.check_anchor",
+        "linkcheck.py::Checker.run",
+    ]
+    assert "linkcheck.py::Checker.run.check_local" not in p.symbols  # no term of its own

@@ -6,7 +6,7 @@ from typing import Any
 
 from treeseek.search.flat.understanding import QueryMentions, extract_mentions
 from treeseek.store.code_base import CodeStore
-from treeseek.text.tokens import QUERY_STOPWORDS, code_tokens
+from treeseek.text.tokens import QUERY_STOPWORDS, code_tokens, fts_document
 
 
 def code_store(store: Any) -> CodeStore:
@@ -22,4 +22,5 @@ __all__ = [
     "code_store",
     "code_tokens",
     "extract_mentions",
+    "fts_document",
 ]

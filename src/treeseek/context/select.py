@@ -56,7 +56,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from treeseek.code.model import Symbol, SymbolKind, symbol_id
-from treeseek.context._deps import QUERY_STOPWORDS, QueryMentions, code_tokens, extract_mentions
+from treeseek.context._deps import (
+    QUERY_STOPWORDS,
+    QueryMentions,
+    code_tokens,
+    extract_mentions,
+    fts_document,
+)
 from treeseek.context.model import Budget, Span
 from treeseek.context.source import ChunkRow, TreeSource
 from treeseek.context.symbol_rank import FileEvidence, rank_symbols
@@ -98,6 +104,7 @@ MAX_SCAN_LINES = 200
 MAX_SECTION_SCAN_LINES = 5000
 
 _FUNCTIONS = (SymbolKind.FUNCTION, SymbolKind.METHOD)
+_SYMBOL_KINDS = (SymbolKind.FUNCTION, SymbolKind.METHOD, SymbolKind.CLASS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -359,7 +366,7 @@ def plan(
             n = len(source.lines(path) or [])
             found.append(Anchor(path, rank, 1, min(n, HEAD_LINES), "head"))
         anchors[path] = found
-        files.append(_file_evidence(source, path, rank, rows, scored, from_evidence))
+        files.append(_file_evidence(source, path, rank, rows, scored, from_evidence, weights))
     symbols = rank_symbols(
         files, extract_mentions(query) if query else QueryMentions(), MAX_SYMBOLS
     )
@@ -373,12 +380,14 @@ def _file_evidence(
     rows: Sequence[ChunkRow],
     scored: list[tuple[float, int]],
     from_evidence: list[Anchor],
+    weights: dict[str, float],
 ) -> FileEvidence:
     best: dict[str, float] = {}
     for score, i in scored:
         sym = rows[i].symbol
         if sym and score > best.get(sym, 0.0):
             best[sym] = score
+    best.update(_unchunked_scores(weights, rows, source.lines(path) or [], source.symbols(path)))
     matched: dict[str, str] = {}
     ranking_chunk = None
     for a in from_evidence:
@@ -387,6 +396,37 @@ def _file_evidence(
         elif a.symbol and a.reason in ("mention", "frame"):
             matched.setdefault(a.symbol, a.reason)
     return FileEvidence(path, rank, source.symbols(path), best, matched, ranking_chunk)
+
+
+def _unchunked_scores(
+    weights: dict[str, float], rows: Sequence[ChunkRow], lines: Sequence[str], symbols: list[Symbol]
+) -> dict[str, float]:
+    """BM25 of the functions and classes that have no chunk of their own (those nested in a
+    function stay in its chunk), over their own lines, as :func:`both_chunk_scores` scores a
+    chunk without the in-file IDF (same length normalization against the file's chunks).
+
+    Without it a nested function had no evidence of its own, and when a fix is inside one
+    (``check_thread.check``) the symbol the answer points to could only be the outer one."""
+    if not rows or not weights or not lines:
+        return {}
+    chunked = {r.symbol for r in rows}
+    avg = sum(len(r.tokens) for r in rows) / len(rows) or 1.0
+    out: dict[str, float] = {}
+    for sym in symbols:
+        if sym.kind not in _SYMBOL_KINDS or sym.qname in chunked:
+            continue
+        text = "\n".join(lines[sym.start_line - 1 : sym.end_line])
+        tokens = fts_document(sym.qname + "\n" + text).split()  # as the code index does
+        counts = Counter(t for t in tokens if t in weights)
+        if not counts:
+            continue
+        norm = 1.2 * (0.25 + 0.75 * len(tokens) / avg)
+        score = 0.0
+        for t in sorted(counts):
+            c = counts[t]
+            score += weights[t] * c * 2.2 / (c + norm)
+        out[sym.qname] = score
+    return out
 
 
 def _order(source: TreeSource, path: str, anchors: list[Anchor]) -> list[Anchor]:
