@@ -11,8 +11,9 @@ evidence the question gives for it, times a prior of its file's rank:
             * (CLASS_FACTOR for a class)
 
 - a symbol's *own* chunks are those the chunker gave it (a class's header, a method, a
-  top-level function; functions nested in a function belong to the outer one's chunk), so a
-  class does not inherit the text of its methods;
+  top-level function), so a class does not inherit the text of its methods; a function nested
+  in a function has no chunk (it stays in the outer one's) and is scored over its own lines
+  instead, the same way (``select._unchunked_scores``);
 - a mention is an identifier of the question (``extract_mentions``: backticked, called,
   dotted, snake_case, CamelCase) equal to the symbol's name or a dotted suffix of its
   qualified name (``QuerySet.delete``), or a symbol the retriever matched exactly; a name the
