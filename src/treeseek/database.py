@@ -545,6 +545,19 @@ class Database(Closing):
                 return result
             return self.disclose(tree, result, disclose or "spans", budget=budget, query=question)
 
+    def warm(self, tree: str) -> bool:
+        """Build what a query of ``tree``'s current version reads (its files, BM25 indexes,
+        symbol catalog) and keep it in :attr:`caches`, so the next query is as fast as a warm
+        one. The tables are per tree version, so a re-index makes the next query pay for
+        them; a server calls this in the background when a tree it answers for changes
+        (:class:`treeseek.service.prewarm.Prewarmer`). False for a document tree (nothing to
+        build)."""
+        from treeseek.search.strategy import warm_tree
+
+        check_tree_name(tree)
+        with self.store.snapshot():
+            return warm_tree(self.store, self.tree(tree), self.caches)
+
     # -- context -------------------------------------------------------------------------
     def _source(self, tree: str) -> Any:
         from treeseek.context import TreeSource

@@ -10,7 +10,7 @@ checked cheaply against the disk, without reading a file:
   since (a new file, or an ignored one such as ``__pycache__``: a directory counts as changed
   either way, so staleness may be reported for a change the next index ignores).
 
-Tens of milliseconds for a django-sized tree (7,000 ``stat`` calls).
+Tens of milliseconds for a django-sized tree (10,000 ``stat`` calls).
 """
 
 from __future__ import annotations
@@ -85,13 +85,32 @@ class Freshness:
         return f"stale since {self.indexed_at}: {', '.join(parts)}; re-index to update"
 
 
+@dataclass(frozen=True, slots=True)
+class TreeLayout:
+    """What a freshness check compares with the disk, as stored for one tree version: each
+    file's signature and the directories. Reading it is most of a check's time on a large tree
+    (django: ~65 of ~100 ms, the ``stat`` calls the rest), and it only changes with the
+    version, so a server keeps it per version (:meth:`treeseek.service.Service.freshness`)."""
+
+    files: dict[str, str]  # path -> signature ("size:mtime_ns"; "": not recorded)
+    dirs: list[str]  # directory paths ("" for the root)
+
+
+def tree_layout(store: Store, info: TreeInfo) -> TreeLayout:
+    """The stored layout of ``info``'s version (see :class:`TreeLayout`)."""
+    files = {path: state.signature for path, state in store.file_states(info.name).items()}
+    dirs = [n.path for n in store.subtree(info.name, "") if n.type is NodeType.DIRECTORY]
+    return TreeLayout(files, dirs)
+
+
 def _signature(st: os.stat_result) -> str:
     # the filesystem builder's signature (treeseek.trees.filesystem)
     return f"{st.st_size}:{st.st_mtime_ns}"
 
 
-def check_freshness(store: Store, info: TreeInfo) -> Freshness:
-    """Compare a tree with its source (see the module doc)."""
+def check_freshness(store: Store, info: TreeInfo, layout: TreeLayout | None = None) -> Freshness:
+    """Compare a tree with its source (see the module doc). ``layout``: the tree version's
+    stored layout when the caller keeps it (read from the store otherwise)."""
     indexed_at = info.updated_at.isoformat(timespec="seconds")
     ident = (info.name, info.source.value, info.root, indexed_at)
     if info.source is TreeSource.GIT:
@@ -102,32 +121,33 @@ def check_freshness(store: Store, info: TreeInfo) -> Freshness:
     root = Path(info.root)
     if not root.is_dir():
         return Freshness(*ident, stale=True, missing_root=True)
+    if layout is None:
+        layout = tree_layout(store, info)
     changed = removed = dirs_changed = 0
     paths: list[str] = []
-    for path, state in store.file_states(info.name).items():
+    base = os.path.join(str(root), "")  # strings, not Path objects, for 7,000 joins
+    for path, signature in layout.files.items():
         try:
-            st = os.stat(root / path, follow_symlinks=True)
+            st = os.stat(base + path, follow_symlinks=True)
         except OSError:
             removed += 1
             if len(paths) < SHOWN_PATHS:
                 paths.append(path)
             continue
-        if state.signature and _signature(st) != state.signature:
+        if signature and _signature(st) != signature:
             changed += 1
             if len(paths) < SHOWN_PATHS:
                 paths.append(path)
     indexed_ns = int(info.updated_at.timestamp() * 1_000_000_000)
-    for node in store.subtree(info.name, ""):
-        if node.type is not NodeType.DIRECTORY:
-            continue
+    for directory in layout.dirs:
         try:
-            mtime = os.stat(root / node.path if node.path else root).st_mtime_ns
+            mtime = os.stat(base + directory if directory else base).st_mtime_ns
         except OSError:
             continue  # a removed directory: its files count as removed
         if mtime > indexed_ns:
             dirs_changed += 1
             if len(paths) < SHOWN_PATHS:
-                paths.append((node.path or ".") + "/")
+                paths.append((directory or ".") + "/")
     return Freshness(
         *ident,
         stale=bool(changed or removed or dirs_changed),

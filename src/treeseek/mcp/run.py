@@ -40,7 +40,12 @@ def run(
     from treeseek.service import Jobs, Service
 
     database = treeseek.open(db)
-    service = Service(database, navigator=navigator_from_spec(llm), index_roots=index_roots)
+    service = Service(
+        database,
+        navigator=navigator_from_spec(llm),
+        index_roots=index_roots,
+        prewarm=True,
+    )
     jobs = Jobs(service)
     server = build_server(service, jobs)
     try:
@@ -60,6 +65,7 @@ def run(
         )
         uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False)
     finally:
+        service.close()
         jobs.close()
         database.close()
 

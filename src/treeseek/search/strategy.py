@@ -230,6 +230,27 @@ def run_query(
     return result
 
 
+def warm_tree(store: Store, tree_info: TreeInfo, caches: TreeCaches) -> bool:
+    """Build what a flat query of ``tree_info``'s version reads into ``caches``, so the next
+    query (of any strategy that reads flat's tables) is warm; False for a tree flat retrieval
+    does not answer (a document tree: its retriever keeps no per-version tables to build)."""
+    from treeseek.search.flat.flat import FlatRetriever
+
+    if not tree_info.source.is_filesystem:
+        return False
+    retriever = _flat(QueryOptions())
+    assert isinstance(retriever, FlatRetriever)
+    navigator = _lexical_navigator()
+    retriever.warm(SearchContext(store=store, tree=tree_info, navigator=navigator, caches=caches))
+    return True
+
+
+def _lexical_navigator() -> Navigator:
+    from treeseek.llm.select import navigator_from_spec
+
+    return navigator_from_spec("lexical")
+
+
 #: built-in strategies that take no path ranker (``--ranker`` is for Block search)
 RANKER_IGNORED_BY = frozenset({"flat", "beam", "rerank", "traverse", "traverse-between"})
 

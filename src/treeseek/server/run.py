@@ -78,11 +78,13 @@ def worker_app() -> FastAPI:
         limits=Limits(max_seconds=settings.max_seconds),
         navigator=navigator_from_spec(settings.llm),
         index_roots=settings.index_roots,
+        prewarm=True,
     )
     jobs = Jobs(service)
     app = create_app(service, token=settings.token, jobs=jobs)
 
     def close() -> None:
+        service.close()
         jobs.close()
         database.close()
 
@@ -156,7 +158,11 @@ def serve(
         )
         return
     service = Service(
-        database, limits=limits, navigator=navigator_from_spec(llm), index_roots=index_roots
+        database,
+        limits=limits,
+        navigator=navigator_from_spec(llm),
+        index_roots=index_roots,
+        prewarm=True,
     )
     jobs = Jobs(service)
     app = create_app(service, token=token, jobs=jobs)
@@ -170,6 +176,7 @@ def serve(
     try:
         uvicorn.run(app, host=host, port=port, log_level=log_level, server_header=False)
     finally:
+        service.close()
         jobs.close()
         database.close()
 

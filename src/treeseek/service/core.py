@@ -33,13 +33,15 @@ from treeseek.errors import (
     TreeNotFound,
     TreeseekError,
 )
-from treeseek.index.freshness import Freshness
+from treeseek.index.freshness import Freshness, TreeLayout
+from treeseek.search.caches import Slot
 from treeseek.trees.model import Node, TreeInfo, TreeSource
 
 if TYPE_CHECKING:
     from treeseek.llm.base import Navigator
     from treeseek.search.graph.call_sites import CallSite
     from treeseek.search.graph.tree_graph import TreeCodeGraph
+    from treeseek.service.prewarm import Prewarmer
 
 #: relations of :meth:`Service.graph` (``treeseek graph``'s, without ``walk``)
 GRAPH_RELATIONS = (
@@ -55,6 +57,9 @@ GRAPH_RELATIONS = (
 )
 #: how long a freshness check is reused (a query answer carries one)
 FRESHNESS_TTL_S = 2.0
+#: a tree version's stored files and directories, which every freshness check compares with
+#: the disk (kept per version: reading them is most of a check on a large tree)
+LAYOUT: Slot[TreeLayout] = Slot("service.freshness_layout")
 
 
 P = ParamSpec("P")
@@ -193,8 +198,20 @@ class Service:
         navigator: Navigator | None = None,
         index_roots: Sequence[str | Path] | None = None,
         freshness_ttl: float = FRESHNESS_TTL_S,
+        prewarm: bool = False,
+        prewarm_interval: float | None = None,
     ) -> None:
         self.db = db
+        #: with ``prewarm`` (servers): a thread that rebuilds what a query reads of the trees
+        #: queries asked for, when they change (:mod:`treeseek.service.prewarm`)
+        self.prewarmer: Prewarmer | None = None
+        if prewarm:
+            from treeseek.service.prewarm import POLL_INTERVAL_S, Prewarmer
+
+            self.prewarmer = Prewarmer(
+                db, warm=self.warm, interval=prewarm_interval or POLL_INTERVAL_S
+            )
+            self.prewarmer.start()
         self.freshness_ttl = freshness_ttl
         self.limits = limits or Limits()
         self._navigator = navigator
@@ -202,6 +219,21 @@ class Service:
         self.index_roots = None if index_roots is None else [Path(r).resolve() for r in index_roots]
         self._fresh: dict[tuple[str, str], tuple[float, Freshness]] = {}
         self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """Stop the prewarmer's thread (the database stays open: its owner closes it)."""
+        if self.prewarmer is not None:
+            self.prewarmer.stop()
+
+    @reading
+    def warm(self, tree: str) -> None:
+        """Build what a query of ``tree``'s current version reads: the retrievers' tables
+        (:meth:`Database.warm`) and the stored layout its freshness check compares."""
+        from treeseek.index.freshness import tree_layout
+
+        self.db.warm(tree)
+        info = self.db.tree(tree)
+        self.db.caches.get(LAYOUT, info, lambda: tree_layout(self.db.store, info))
 
     def snapshot(self) -> AbstractContextManager[None]:
         """One read snapshot of the database (:meth:`Database.snapshot`, every store has one)."""
@@ -226,9 +258,10 @@ class Service:
             cached = self._fresh.get(key)
         if cached is not None and now - cached[0] < self.freshness_ttl:
             return cached[1]
-        from treeseek.index.freshness import check_freshness
+        from treeseek.index.freshness import check_freshness, tree_layout
 
-        fresh = check_freshness(self.db.store, info)
+        layout = self.db.caches.get(LAYOUT, info, lambda: tree_layout(self.db.store, info))
+        fresh = check_freshness(self.db.store, info, layout)
         with self._lock:
             self._fresh = {k: v for k, v in self._fresh.items() if k[0] != tree}
             self._fresh[key] = (now, fresh)
@@ -341,6 +374,8 @@ class Service:
             data.pop("trace", None)
             answer.update(data)
         answer["freshness"] = self.freshness(tree, info=info).to_dict()
+        if self.prewarmer is not None:
+            self.prewarmer.note(tree)
         return answer
 
     def _budgeted(

@@ -41,6 +41,7 @@ reached through the :class:`~treeseek.search.base.SearchContext`).
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -209,6 +210,9 @@ class _TreeFiles:
     scopes: dict[tuple[str, bool, tuple[str, ...]], _Scope] = field(default_factory=dict)
     #: the question's mentions matched against the tree's names, built on first use
     resolver: MentionResolver | None = None
+    #: held while a table above is built: a query and a server's warm-up (or two queries)
+    #: asking for one table at once build it once
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
     def classes_of(self, path: str) -> tuple[bool, bool, bool]:
         """Whether ``path`` is a test, not code (no grammar, or tool configuration), vendored."""
@@ -434,23 +438,82 @@ class FlatRetriever(Retriever):
     @staticmethod
     def _chunk_index(code: CodeStore, files: _TreeFiles) -> PartIndex:
         """BM25 over the tree's chunks, built on first use and kept with the tree's files."""
-        if files.chunk_index is None:
-            files.chunk_index = PartIndex(code, CHUNK_PARTS, set(files.hash_by_path.values()))
-        return files.chunk_index
+        found = files.chunk_index
+        if found is None:
+            with files.lock:
+                found = files.chunk_index
+                if found is None:
+                    contents = set(files.hash_by_path.values())
+                    found = files.chunk_index = PartIndex(code, CHUNK_PARTS, contents)
+        return found
 
     @staticmethod
     def _symbol_index(code: CodeStore, files: _TreeFiles) -> PartIndex:
         """BM25 over the tree's symbol documents, built on first use."""
-        if files.symbol_index is None:
-            files.symbol_index = PartIndex(code, SYMBOL_PARTS, set(files.hash_by_path.values()))
-        return files.symbol_index
+        found = files.symbol_index
+        if found is None:
+            with files.lock:
+                found = files.symbol_index
+                if found is None:
+                    contents = set(files.hash_by_path.values())
+                    found = files.symbol_index = PartIndex(code, SYMBOL_PARTS, contents)
+        return found
 
     @staticmethod
     def _catalog(code: CodeStore, files: _TreeFiles) -> SymbolCatalog:
         """The tree's symbols by name, read on first use and kept with the tree's files."""
-        if files.catalog is None:
-            files.catalog = SymbolCatalog(code.symbol_heads(set(files.hash_by_path.values())))
-        return files.catalog
+        found = files.catalog
+        if found is None:
+            with files.lock:
+                found = files.catalog
+                if found is None:
+                    heads = code.symbol_heads(set(files.hash_by_path.values()))
+                    found = files.catalog = SymbolCatalog(heads)
+        return found
+
+    @classmethod
+    def _resolver(cls, code: CodeStore, files: _TreeFiles) -> MentionResolver:
+        """The question's mentions against the tree's names and symbols, built on first use."""
+        found = files.resolver
+        if found is None:
+            with files.lock:
+                found = files.resolver
+                if found is None:
+                    catalog = cls._catalog(code, files)
+                    found = files.resolver = MentionResolver(
+                        files.names, files.hash_by_path, catalog
+                    )
+        return found
+
+    @staticmethod
+    def _path_stats(files: _TreeFiles) -> PathCorpusStats:
+        """The path BM25 statistics of the tree's files, built on first use."""
+        found = files.path_stats
+        if found is None:
+            with files.lock:
+                found = files.path_stats
+                if found is None:
+                    found = files.path_stats = PathCorpusStats.from_paths(list(files.nodes))
+        return found
+
+    def warm(self, ctx: SearchContext) -> None:
+        """Build every per-tree table a query of this tree version reads (its files, the
+        configuration's scope, chunk and symbol BM25, the symbol catalog and the mention
+        resolver, file BM25, path statistics), so the next query finds them built. A server
+        calls this in the background after a re-index (:mod:`treeseek.service.prewarm`):
+        the tables are per tree version, and building them is most of a first query. The
+        documentation sections that prose questions read are left to the first of those."""
+        try:
+            code = ctx.store.code()
+        except Exception as exc:
+            raise RetrievalError(f"flat retrieval needs the code index: {exc}") from exc
+        files = self._tree_files(ctx)
+        self._scope(code, files, self.config)
+        self._chunk_index(code, files)
+        self._symbol_index(code, files)
+        self._resolver(code, files)
+        self._primary_file_index(code, files)
+        self._path_stats(files)
 
     def _doc_freqs(
         self, code: CodeStore, terms: list[str], files: _TreeFiles
@@ -505,8 +568,16 @@ class FlatRetriever(Retriever):
     @staticmethod
     def _primary_file_index(code: CodeStore, files: _TreeFiles) -> _PrimaryFileIndex:
         """The tree's file BM25 index, built on first use and kept with the tree's files."""
-        if files.file_index is not None:
-            return files.file_index
+        found = files.file_index
+        if found is None:
+            with files.lock:
+                found = files.file_index
+                if found is None:
+                    found = files.file_index = FlatRetriever._build_file_index(code, files)
+        return found
+
+    @staticmethod
+    def _build_file_index(code: CodeStore, files: _TreeFiles) -> _PrimaryFileIndex:
         by_hash: dict[str, list[str]] = defaultdict(list)
         for p, h in files.hash_by_path.items():
             lang = files.language.get(p)
@@ -526,14 +597,12 @@ class FlatRetriever(Retriever):
         elif len(docs) < len(by_hash):
             note = f"files signal: {len(by_hash) - len(docs)} primary files have no term counts"
         mean = sum(d.length for d in docs) / len(docs) if docs else 0.0
-        built = _PrimaryFileIndex(
+        return _PrimaryFileIndex(
             FileBM25Index(docs) if docs else None,
             [by_hash[d.content_hash] for d in docs],
             note,
             {p: d.length / mean for d in docs for p in by_hash[d.content_hash]} if mean else {},
         )
-        files.file_index = built
-        return built
 
     def _file_signal(
         self,
@@ -737,9 +806,7 @@ class FlatRetriever(Retriever):
     def _path_signal(
         self, query: str, files: _TreeFiles, paths: list[str], signals: _Signals
     ) -> None:
-        if files.path_stats is None:
-            files.path_stats = PathCorpusStats.from_paths(list(files.nodes))
-        scored = BM25PathScorer(stats=files.path_stats).score(query, paths)
+        scored = BM25PathScorer(stats=self._path_stats(files)).score(query, paths)
         if scored is None:
             return
         signals.put("paths", {p: s for p, s in zip(paths, scored, strict=True) if s > 0})
@@ -802,14 +869,9 @@ class FlatRetriever(Retriever):
             self._section_signal(ctx, query, files, signals, scope.path_set)
         matches: list[MentionMatch] = []
         if cfg.mentions:
-            if files.resolver is None:
-                files.resolver = MentionResolver(
-                    files.names, files.hash_by_path, self._catalog(code, files)
-                )
+            resolver = self._resolver(code, files)
             allowed_paths = scope.path_set
-            matches = [
-                m for m in files.resolver.resolve(parsed.mentions) if m.path in allowed_paths
-            ]
+            matches = [m for m in resolver.resolve(parsed.mentions) if m.path in allowed_paths]
             for m in matches:
                 signals.evidence[m.path].mentions.append(
                     MentionEvidence(kind=m.kind, text=m.text, symbol=m.symbol, line=m.line)
