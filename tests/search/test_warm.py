@@ -14,6 +14,7 @@ from treeseek.rank.paths import PathCorpusStats
 from treeseek.search.caches import tree_key
 from treeseek.search.flat import flat as flat_module
 from treeseek.search.flat.file_bm25 import FileBM25Index
+from treeseek.search.flat.import_graph import ImportResolver
 from treeseek.search.flat.parts import PartIndex, SymbolCatalog
 from treeseek.search.flat.understanding import MentionResolver
 
@@ -72,6 +73,7 @@ BUILDERS: list[tuple[Any, str]] = [
     (MentionResolver, "__init__"),
     (FileBM25Index, "__init__"),
     (PathCorpusStats, "from_paths"),
+    (ImportResolver, "__init__"),
 ]
 
 

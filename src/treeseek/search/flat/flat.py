@@ -499,7 +499,8 @@ class FlatRetriever(Retriever):
     def warm(self, ctx: SearchContext) -> None:
         """Build every per-tree table a query of this tree version reads (its files, the
         configuration's scope, chunk and symbol BM25, the symbol catalog and the mention
-        resolver, file BM25, path statistics), so the next query finds them built. A server
+        resolver, file BM25, path statistics, every file's resolved imports), so the next
+        query finds them built. A server
         calls this in the background after a re-index (:mod:`treeseek.service.prewarm`):
         the tables are per tree version, and building them is most of a first query. The
         documentation sections that prose questions read are left to the first of those."""
@@ -514,6 +515,8 @@ class FlatRetriever(Retriever):
         self._resolver(code, files)
         self._primary_file_index(code, files)
         self._path_stats(files)
+        # the import links the graph features walk (resolved per file as queries reach it)
+        self._imports_of(code, files, list(files.nodes))
 
     def _doc_freqs(
         self, code: CodeStore, terms: list[str], files: _TreeFiles
