@@ -7,8 +7,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 from code_trees import lexical_context, opened
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from treeseek.database import Database
 from treeseek.search.base import QueryOptions, SearchContext
@@ -71,6 +74,68 @@ def test_personalized_pagerank_favours_the_neighbours_of_the_restart_nodes() -> 
     assert p["a"] > p["b"] > p["c"] > p["d"] == 0.0
     assert sum(p.values()) == pytest.approx(1.0)
     assert set(personalized_pagerank(nodes, links, {}).values()) == {0.0}
+
+
+def _dense_pagerank(
+    nodes: list[str],
+    links: dict[str, list[str]],
+    restart: dict[str, float],
+    damping: float = 0.5,
+    iterations: int = 30,
+) -> dict[str, float]:
+    """The definition, over a dense adjacency matrix (what the sparse walk replaced)."""
+    index = {n: i for i, n in enumerate(nodes)}
+    n = len(nodes)
+    total = sum(w for node, w in restart.items() if node in index and w > 0)
+    if n == 0 or total <= 0:
+        return dict.fromkeys(nodes, 0.0)
+    adj = np.zeros((n, n))
+    for src, dsts in links.items():
+        for dst in dsts:
+            i, j = index.get(src), index.get(dst)
+            if i is not None and j is not None and i != j:
+                adj[i, j] = adj[j, i] = 1.0
+    degree = adj.sum(axis=1)
+    walk = np.divide(adj, degree[:, None], out=np.zeros_like(adj), where=degree[:, None] > 0)
+    r = np.zeros(n)
+    for node, w in restart.items():
+        if node in index and w > 0:
+            r[index[node]] = w / total
+    p = r.copy()
+    for _ in range(iterations):
+        stuck = float(p[degree == 0].sum())
+        p = (1 - damping) * r + damping * (p @ walk + stuck * r)
+    return {node: float(p[i]) for node, i in index.items()}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(min_value=0, max_value=40).flatmap(
+        lambda n: st.tuples(
+            st.just(n),
+            st.dictionaries(
+                st.integers(0, n + 3), st.lists(st.integers(0, n + 3), max_size=6), max_size=n + 4
+            ),
+            st.dictionaries(
+                st.integers(0, n + 3), st.floats(min_value=-1.0, max_value=5.0), max_size=5
+            ),
+        )
+    )
+)
+def test_the_sparse_pagerank_is_the_dense_definition(
+    case: tuple[int, dict[int, list[int]], dict[int, float]],
+) -> None:
+    """Links to unknown nodes, self links, repeated links, negative or no restart weights:
+    the same values as the dense matrix up to the order of float additions."""
+    n, raw_links, raw_restart = case
+    nodes = [f"f{i}" for i in range(n)]
+    links = {f"f{s}": [f"f{d}" for d in ds] for s, ds in raw_links.items()}
+    restart = {f"f{k}": w for k, w in raw_restart.items()}
+    got = personalized_pagerank(nodes, links, restart)
+    want = _dense_pagerank(nodes, links, restart)
+    assert got.keys() == want.keys()
+    for node in nodes:
+        assert got[node] == pytest.approx(want[node], rel=1e-12, abs=1e-15)
 
 
 FILES = {
