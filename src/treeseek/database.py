@@ -116,6 +116,22 @@ def normalize_query_path(path: str) -> str:
     return "/".join(parts)
 
 
+def check_name_text(name: object, what: str) -> str:
+    """A symbol name or item as the API takes it: a string (ConfigError otherwise)."""
+    if not isinstance(name, str):
+        raise ConfigError(f"a {what} is a string, got {type(name).__name__} {name!r:.80}")
+    return name
+
+
+def check_line_number(value: object, what: str) -> int | None:
+    """A 1-based line number as the API takes it: an int or None (ConfigError otherwise)."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ConfigError(
+            f"{what} is a line number (int), got {type(value).__name__} {value!r:.80}"
+        )
+    return value
+
+
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -189,6 +205,18 @@ class Database(Closing):
         document under it). When the database's code index hook embeds (``--vectors``), the
         sections get vectors of the same model.
         """
+        if source is not None and not isinstance(source, str | Path | TreeBuilder):
+            raise ConfigError(
+                "source is a directory or git repository path (str or Path) or a TreeBuilder,"
+                f" got {type(source).__name__} {source!r:.80}"
+            )
+        if isinstance(max_file_bytes, bool) or not isinstance(max_file_bytes, int):
+            raise ConfigError(
+                f"max_file_bytes is an int, got {type(max_file_bytes).__name__}"
+                f" {max_file_bytes!r:.80}"
+            )
+        if rev is not None and not isinstance(rev, str):
+            raise ConfigError(f"rev is a string, got {type(rev).__name__} {rev!r:.80}")
         for where in (source, paths_from):
             if isinstance(where, str | Path):
                 check_path_text(str(where), "source path")
@@ -395,6 +423,7 @@ class Database(Closing):
 
         if relation not in ("callers", "callees"):
             raise ConfigError(f"call sites are callers or callees, not {relation!r}")
+        check_name_text(name, "symbol name")
         self.tree(tree)  # TreeNotFound for an unknown tree
         lookup = TreeLookup(self.store, tree)
         node = lookup.find(name)
@@ -409,6 +438,7 @@ class Database(Closing):
         what resolving its edges needs) without building the graph."""
         from treeseek.search.graph.lookup import TreeLookup
 
+        check_name_text(name, "symbol name")
         self.tree(tree)  # TreeNotFound for an unknown tree
         lookup = TreeLookup(self.store, tree)
         node = lookup.find(name)
@@ -496,7 +526,7 @@ class Database(Closing):
         tree: str,
         question: str,
         *,
-        navigator: Navigator | None = None,
+        navigator: Navigator | str | None = None,
         budget: int | None = None,
         disclose: str | Level | None = None,
         **options: Any,
@@ -504,7 +534,9 @@ class Database(Closing):
         """Answer ``question`` from tree ``tree``: the files that answer it, best first.
 
         ``options`` are the fields of :class:`treeseek.search.base.QueryOptions` (``strategy``,
-        ``k``, ...); ``navigator`` defaults to the configured one (no LLM: lexical). With no
+        ``k``, ...); ``navigator`` (a Navigator, or a spec string as ``--llm`` takes it:
+        ``"lexical"``, ``"anthropic:MODEL"``, ...) defaults to the configured one (no LLM:
+        lexical). With no
         ``strategy`` (or ``None``): ``flat`` without an LLM, ``auto`` with one. The CLI's
         ``treeseek query`` calls this method.
 
@@ -513,6 +545,7 @@ class Database(Closing):
         files' evidence turned into line spans (or outlines, paths, whole files) that never
         exceed the budget (default :data:`~treeseek.context.DEFAULT_BUDGET`).
         """
+        from treeseek.llm.base import Navigator
         from treeseek.llm.select import navigator_from_spec
         from treeseek.search.base import QueryOptions
         from treeseek.search.strategy import default_strategy, run_query
@@ -524,8 +557,13 @@ class Database(Closing):
                 f"unknown query option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
             )
         check_tree_name(tree)
-        if navigator is None:
-            navigator = navigator_from_spec(None)
+        if navigator is None or isinstance(navigator, str):
+            navigator = navigator_from_spec(navigator)  # a spec string, as ``--llm`` takes it
+        elif not isinstance(navigator, Navigator):
+            raise ConfigError(
+                "navigator is a Navigator or an LLM spec string ('lexical', 'anthropic', ...),"
+                f" got {type(navigator).__name__} {navigator!r:.80}"
+            )
         # no strategy (or None): flat with no LLM, LLM tree search (auto) with one
         if options.get("strategy") is None:
             options["strategy"] = default_strategy(navigator)
@@ -567,10 +605,24 @@ class Database(Closing):
         line ranges with their text) or ``full`` (whole files), within ``budget`` tokens."""
         from treeseek.context import DEFAULT_BUDGET
         from treeseek.context import disclose as _disclose
-        from treeseek.search.base import Result
+        from treeseek.search.base import FileHit, Result
 
-        result = hits if isinstance(hits, Result) else None
-        files: list[FileHit] = list(hits.files if isinstance(hits, Result) else hits)
+        result: Result | None = None
+        if isinstance(hits, Result):
+            result, files = hits, list(hits.files)
+        elif isinstance(hits, list | tuple):
+            files = list(hits)
+        else:
+            raise ConfigError(
+                "hits is a query's Result or a list of its FileHit, got"
+                f" {type(hits).__name__} {hits!r:.80}"
+            )
+        for hit in files:
+            if not isinstance(hit, FileHit):
+                raise ConfigError(
+                    "hits is a query's Result or a list of its FileHit, got a"
+                    f" {type(hit).__name__} {hit!r:.80} among them"
+                )
         ctx = _disclose(
             self._source(tree),
             files,
@@ -612,6 +664,7 @@ class Database(Closing):
         ``budget`` tokens when given."""
         from treeseek.context import expand as _expand
 
+        check_name_text(item, "item (path::Qual.name, path:A-B or path)")
         return _expand(self._source(tree), item, margin=margin, budget=budget)
 
     @reads
@@ -620,6 +673,8 @@ class Database(Closing):
         file as a span; a range outside the file raises PathError."""
         from treeseek.context import line_span
 
+        check_line_number(start, "start")
+        check_line_number(end, "end")
         source = self._source(tree)
         node = self.node(tree, path)
         if node.is_dir:
@@ -634,6 +689,7 @@ class Database(Closing):
         :class:`~treeseek.errors.AmbiguousSymbol` with the candidates when several match."""
         from treeseek.context import resolve_symbol as _resolve
 
+        check_name_text(name, "symbol name")
         return _resolve(self._source(tree), name)
 
 
