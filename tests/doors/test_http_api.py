@@ -481,6 +481,20 @@ def test_retrieve_falls_back_to_documentation_sections(tmp_path: Path) -> None:
             assert {i["metadata"]["artifact_type"] for i in code["items"]} == {"CODE"}
             none = c.post("/v1/retrieve", json={"tree": "guide", "query": "zzzqx"}).json()
             assert none == {"items": []}
+            # DOCS asked for by name: the sections, without a fallback (nothing fell back)
+            asked = c.post(
+                "/v1/retrieve", json={"tree": "repo", "query": question, "layers": ["DOCS"]}
+            )
+            assert asked.status_code == 200, asked.text
+            assert "fallback" not in asked.json()
+            assert asked.json()["items"][0]["title"] == "Demo > Deployment"
+            mixed = c.post(
+                "/v1/retrieve",
+                json={"tree": "repo", "query": question, "layers": ["C0_SOURCE_CHUNKS", "DOCS"]},
+            )
+            assert mixed.status_code == 400 and "DOCS" in error(mixed)["message"]
+            empty = c.post("/v1/retrieve", json={"tree": "repo", "query": "x", "layers": []})
+            assert empty.status_code == 400 and "no layer" in error(empty)["message"]
     finally:
         db.close()
 

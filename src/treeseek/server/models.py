@@ -6,11 +6,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Layer = Literal["C0_SOURCE_CHUNKS", "C1_SYMBOL_CATALOG", "C2_DEPENDENCY_GRAPH", "C3_ENTRYPOINTS"]
-#: an item's layer: a code layer, or documentation sections (the fallback)
-ItemLayer = Literal[
+#: a layer: a code layer, or documentation sections (the fallback, or asked for alone)
+Layer = Literal[
     "C0_SOURCE_CHUNKS", "C1_SYMBOL_CATALOG", "C2_DEPENDENCY_GRAPH", "C3_ENTRYPOINTS", "DOCS"
 ]
+ItemLayer = Layer
 
 
 class Strict(BaseModel):
@@ -253,7 +253,11 @@ class RetrieveRequest(Strict):
     project_id: str | None = Field(default=None, description="Alias of tree (the spec's name).")
     rag_session_id: str | None = Field(default=None, description="Alias of tree.")
     query: str
-    layers: list[Layer] | None = Field(default=None, description="Default: all four.")
+    layers: list[Layer] | None = Field(
+        default=None,
+        description="Default: the four code layers. DOCS (alone): documentation sections "
+        "directly, without a fallback.",
+    )
     limit: int = Field(default=8, description="How many items (the spec's default: 8).")
 
 

@@ -600,7 +600,7 @@ class Service:
         ctx = SearchContext(
             store=self.db.store, tree=info, navigator=self.navigator, caches=self.db.caches
         )
-        wanted = tuple(layers) if layers else LAYERS
+        wanted = tuple(layers) if layers is not None else LAYERS
         found = retrieve_with_docs(ctx, query, layers=wanted, limit=limit)
         out: dict[str, Any] = {"items": [asdict(item) for item in found.items]}
         if found.fallback is not None:
