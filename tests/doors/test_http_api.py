@@ -524,6 +524,18 @@ def test_reindex_job_reports_done_after_the_commit_and_freshness_follows(
     assert client.get("/v1/jobs/job-999").status_code == 404
 
 
+def test_a_reindex_job_with_nothing_changed_counts_the_files_it_checked(
+    client: httpx.Client,
+) -> None:
+    """done/total of a finished job are the files it looked at, not the 0 nodes it wrote."""
+    files = client.get("/v1/trees/demo").json()["files"]
+    assert files > 0
+    job = wait_job(client, client.post("/v1/trees/demo/index").json()["id"])
+    assert job["state"] == "done"
+    assert job["report"]["unchanged"] == files and job["report"]["changed"] == 0
+    assert (job["phase"], job["done"], job["total"]) == ("done", files, files)
+
+
 def test_index_a_new_directory_only_under_the_index_roots(
     client: httpx.Client, tmp_path: Path
 ) -> None:

@@ -101,9 +101,9 @@ class JobOut(BaseModel):
     source: str
     rev: str | None
     state: Literal["queued", "running", "done", "failed"]
-    phase: str
-    done: int
-    total: int | None
+    phase: str = Field(description="queued, scan, read, write, done")
+    done: int = Field(description="progress in the phase; once done: the files checked")
+    total: int | None = Field(description="the phase's total if known; once done: the files")
     error: str | None
     report: dict[str, Any] | None = Field(description="done: what the index run changed")
 

@@ -258,6 +258,9 @@ class Jobs:
             # the report is returned after the commit: the new version is readable now
             job.report = report_dict(report)
             job.state = job.phase = "done"
+            # done/total of a finished job: the files it checked (the last phase's count is
+            # the nodes written, 0/0 when nothing changed); the report says what changed
+            job.done = job.total = report.tree.file_count
         job.finished = time.time()
         try:
             self._publish(job)
