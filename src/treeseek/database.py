@@ -25,6 +25,7 @@ from treeseek._closing import Closing
 from treeseek.config import resolve_db_path
 from treeseek.errors import BuildError, ConfigError, NodeNotFound, PathError, StoreError
 from treeseek.index.freshness import Freshness, check_freshness
+from treeseek.index.origin import check_origin
 from treeseek.index.run import (
     DEFAULT_MAX_FILE_BYTES,
     IndexHook,
@@ -190,6 +191,7 @@ class Database(Closing):
         progress: ProgressCallback | None = None,
         rev: str | None = None,
         documents: bool = False,
+        replace: bool = False,
     ) -> IndexReport:
         """Build or incrementally update a tree; atomic (all or nothing).
 
@@ -204,6 +206,10 @@ class Database(Closing):
         ``document`` tree of its sections; so does a directory with ``documents=True`` (every
         document under it). When the database's code index hook embeds (``--vectors``), the
         sections get vectors of the same model.
+
+        An existing tree is re-indexed only from where it was built (its directory, git
+        repository or documents; :mod:`treeseek.index.origin`): another origin is a
+        BuildError unless ``replace=True``, which makes the tree that origin's.
         """
         if source is not None and not isinstance(source, str | Path | TreeBuilder):
             raise ConfigError(
@@ -231,6 +237,8 @@ class Database(Closing):
 
             doc_builder = DocumentBuilder(source)
             doc_tree = self._target_name(name or _default_name(source, None))
+            if not replace:
+                check_origin(self.store, doc_tree, doc_builder.source, doc_builder.root)
             doc_report = index_documents(
                 self.store, doc_tree, doc_builder, embedder=self._index_embedder()
             )
@@ -242,6 +250,8 @@ class Database(Closing):
         try:
             self._skip_own_files(builder)
             tree_name = self._target_name(name or _default_name(source, paths_from))
+            if not replace:
+                check_origin(self.store, tree_name, builder.source, builder.root)
             report = index_tree(
                 self.store,
                 tree_name,

@@ -536,6 +536,36 @@ def test_a_reindex_job_with_nothing_changed_counts_the_files_it_checked(
     assert (job["phase"], job["done"], job["total"]) == ("done", files, files)
 
 
+def test_index_from_another_directory_is_refused_at_once_unless_replace(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    for root, body in ((a, "def add(a, b):\n    return a + b\n"), (b, "x = 1\n")):
+        (root / "pkg").mkdir(parents=True)
+        (root / "pkg" / "core.py").write_text(body)
+    db = treeseek.open(tmp_path / "http.db")
+    db.index(a, name="proj")
+    service = Service(db, index_roots=[tmp_path])
+    jobs = Jobs(service)
+    try:
+        with (
+            live(create_app(service, jobs=jobs)) as url,
+            httpx.Client(base_url=url, timeout=60) as c,
+        ):
+            refused = c.post("/v1/trees/proj/index", json={"source": str(b)})
+            assert refused.status_code == 400
+            assert "was indexed from" in refused.json()["error"]["message"]
+            same = c.post("/v1/trees/proj/index", json={"source": str(a)})
+            assert same.status_code == 202
+            started = c.post("/v1/trees/proj/index", json={"source": str(b), "replace": True})
+            assert started.status_code == 202
+            jobs.get(started.json()["id"])._event.wait(60)
+            job = c.get(f"/v1/jobs/{started.json()['id']}").json()
+            assert job["state"] == "done", job
+            assert c.get("/v1/trees/proj").json()["root"] == str(b.resolve())
+    finally:
+        jobs.close()
+        db.close()
+
+
 def test_index_a_new_directory_only_under_the_index_roots(
     client: httpx.Client, tmp_path: Path
 ) -> None:

@@ -152,12 +152,12 @@ def test_a_full_disk_during_index_is_one_line_and_the_old_version_stays(
     finally:
         before.close()
     limit = db.stat().st_size + 4 * PAGE  # the WAL of the new version cannot fit
-    proc = _cli("index", str(bigger), "--name", "t", "--db", str(db), fsize=limit)
+    proc = _cli("index", str(bigger), "--name", "t", "--db", str(db), "--replace", fsize=limit)
     _one_line_error(proc, str(db), "full or a file-size limit", "previous version is intact")
     with treeseek.open(db, create=False) as database:
         assert [(n.path, n.content_hash) for n in database.walk("t")] == old
         assert database.store.check().ok
-        database.index(bigger, name="t")  # with room, the next index succeeds
+        database.index(bigger, name="t", replace=True)  # with room, the next index succeeds
         assert database.tree("t").file_count == 60
 
 
@@ -192,7 +192,7 @@ def test_a_tiny_file_system_filling_up_is_one_line_and_the_old_version_stays(
         database.index(small, name="t")
         old = [(n.path, n.content_hash) for n in database.walk("t")]
     bigger = _checkout(tmp_path / "bigger", 40, 60_000, tag="v2")
-    proc = _cli("index", str(bigger), "--name", "t", "--db", str(db))
+    proc = _cli("index", str(bigger), "--name", "t", "--db", str(db), "--replace")
     _one_line_error(proc, str(db), "full")
     with treeseek.open(db, create=False) as database:
         assert [(n.path, n.content_hash) for n in database.walk("t")] == old

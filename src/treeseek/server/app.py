@@ -275,7 +275,9 @@ def create_app(service: Service, *, token: str | None = None, jobs: Jobs | None 
         """Index ``source`` into ``tree``, or re-index ``tree`` from where it was built: a job
         (poll ``/v1/jobs/{id}``; ``done`` only after the new version is committed)."""
         req = body or m.IndexRequest()
-        job = await run(lambda: jobs.submit(tree=tree, source=req.source, rev=req.rev))
+        job = await run(
+            lambda: jobs.submit(tree=tree, source=req.source, rev=req.rev, replace=req.replace)
+        )
         return job.to_dict()
 
     @get("/jobs", m.JobList)

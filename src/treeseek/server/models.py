@@ -93,6 +93,11 @@ class IndexRequest(Strict):
         "roots; omit to re-index the tree from where it was built.",
     )
     rev: str | None = Field(default=None, description="git: the commit, branch or tag")
+    replace: bool = Field(
+        default=False,
+        description="An existing tree of this name built from another source becomes this "
+        "source's (else that is a 400).",
+    )
 
 
 class JobOut(BaseModel):
