@@ -566,6 +566,35 @@ def test_index_from_another_directory_is_refused_at_once_unless_replace(tmp_path
         db.close()
 
 
+def test_an_outline_over_the_budget_limit_is_refused_with_what_to_ask_instead(
+    tmp_path: Path,
+) -> None:
+    """The outline of a whole tree is unbounded (MBs on a large repository): over the
+    server's token limit it is a 413 that says to outline a subdirectory or a file."""
+    root = tmp_path / "big"
+    for package in ("alpha", "beta"):
+        (root / package).mkdir(parents=True)
+        body = "".join(f"def {package}_function_{i}(x):\n    return x + {i}\n\n" for i in range(60))
+        (root / package / "mod.py").write_text(body)
+    db = treeseek.open(tmp_path / "outline.db")
+    db.index(root, name="big")
+    whole = db.outline("big", "").files
+    per_dir = max(f.tokens for f in whole)
+    assert sum(f.tokens for f in whole) > per_dir + 50
+    service = Service(db, limits=Limits(max_budget=per_dir + 50))
+    try:
+        with live(create_app(service)) as url, httpx.Client(base_url=url, timeout=60) as c:
+            refused = c.get("/v1/trees/big/outline", params={"path": ""})
+            assert refused.status_code == 413
+            message = error(refused)["message"]
+            assert "tokens" in message and "subdirectory" in message
+            part = c.get("/v1/trees/big/outline", params={"path": "alpha"})
+            assert part.status_code == 200
+            assert [f["path"] for f in part.json()["files"]] == ["alpha/mod.py"]
+    finally:
+        db.close()
+
+
 def test_index_a_new_directory_only_under_the_index_roots(
     client: httpx.Client, tmp_path: Path
 ) -> None:

@@ -437,8 +437,19 @@ class Service:
 
     @reading
     def outline(self, tree: str, path: str = "") -> dict[str, Any]:
-        """The symbols of a file, or of every code file under a directory."""
-        data: dict[str, Any] = self.db.outline(tree, check_path(path)).to_dict()
+        """The symbols of a file, or of every code file under a directory; an outline of
+        more tokens than the server's budget limit (a whole large tree's: MBs) is refused
+        with what to ask for instead."""
+        outline = self.db.outline(tree, check_path(path))
+        tokens = sum(f.tokens for f in outline.files)
+        if tokens > self.limits.max_budget:
+            where = f"{outline.path!r}" if outline.path else "the whole tree"
+            raise LimitExceeded(
+                f"the outline of {where} is {tokens:,} tokens ({len(outline.files):,} files),"
+                f" over this server's limit of {self.limits.max_budget:,}; outline a"
+                " subdirectory or a file (search finds where to look)"
+            )
+        data: dict[str, Any] = outline.to_dict()
         return data
 
     @reading
