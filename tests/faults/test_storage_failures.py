@@ -129,10 +129,25 @@ def test_db_check_calls_a_file_it_cannot_even_read_damaged(
     else:
         db.write_bytes(b"these are not the bytes of a database\n" * 200)
     proc = _cli("query", "t", "handler request", "--db", str(db))
-    _one_line_error(proc, str(db), "damaged", "db check")
+    line = _one_line_error(proc, str(db), "damaged", "db check")
     check = _cli("db", "check", "--db", str(db))
     assert check.returncode == 3 and "damaged" in check.stderr, check.stderr
     assert "Traceback" not in check.stderr
+    if damage == "not a database":
+        # maybe a file --db names by mistake: never "delete it"; say what it is instead
+        for said in (line, check.stderr):
+            assert "not a SQLite file" in said and "delete" not in said, said
+    else:
+        assert "not a SQLite file" not in line
+
+
+def test_a_text_file_given_as_the_database_is_not_advised_for_deletion(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n" * 100)
+    for args in (("trees",), ("index", str(tmp_path), "--name", "n")):
+        line = _one_line_error(_cli(*args, "--db", str(notes)), str(notes), "not a SQLite file")
+        assert "delete" not in line and "--db" in line
+    assert notes.read_text() == "my notes\n" * 100
 
 
 def test_db_check_of_a_missing_file_is_an_error_not_a_verdict(tmp_path: Path) -> None:

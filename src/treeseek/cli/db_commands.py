@@ -20,6 +20,7 @@ from treeseek.config import resolve_db_path
 from treeseek.errors import ConfigError, StoreError
 from treeseek.index.transfer import copy_trees
 from treeseek.store import check_store, open_store
+from treeseek.store.failures import lacks_sqlite_header, not_sqlite_message
 
 #: the exit status of ``db check`` when the database is damaged (1: it could not be checked)
 DAMAGED_EXIT = 3
@@ -113,10 +114,14 @@ def check_command(
     else:
         for problem in report.problems:
             typer.echo(f"{report.location}: {problem}", err=True)
-        typer.echo(
-            f"error: the database {report.location} is damaged; restore it from a backup, or"
-            " delete it and index again (treeseek will not write into it meanwhile)",
-            err=True,
-        )
+        if isinstance(location, Path) and lacks_sqlite_header(location):
+            # perhaps a file named by mistake: say what it is, never "delete it"
+            typer.echo(f"error: {not_sqlite_message(report.location)}", err=True)
+        else:
+            typer.echo(
+                f"error: the database {report.location} is damaged; restore it from a backup,"
+                " or delete it and index again (treeseek will not write into it meanwhile)",
+                err=True,
+            )
     if not report.ok:
         raise typer.Exit(DAMAGED_EXIT)
