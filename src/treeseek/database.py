@@ -80,6 +80,11 @@ def check_new_tree_name(name: str) -> str:
         raise ConfigError("a tree name cannot be empty or blank")
     if len(name) > MAX_TREE_NAME:
         raise ConfigError(f"a tree name has at most {MAX_TREE_NAME} characters, got {len(name)}")
+    if name in (".", ".."):  # HTTP clients remove dot segments: /v1/trees/./query -> /trees/query
+        raise ConfigError(
+            f"tree name {name!r} is a URL dot segment (an HTTP address could not reach the"
+            " tree): give another with --name"
+        )
     bad = _BAD_NAME_CHARS.search(name)
     if bad:
         what = "'/'" if bad.group() == "/" else f"U+{ord(bad.group()):04X}"
