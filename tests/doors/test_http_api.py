@@ -595,6 +595,20 @@ def test_an_outline_over_the_budget_limit_is_refused_with_what_to_ask_instead(
         db.close()
 
 
+def test_a_query_says_what_it_could_not_do_as_asked(client: httpx.Client) -> None:
+    """The notes the CLI prints on stderr (an option the strategy ignores, vectors the tree
+    lacks) reach an HTTP client too, plain and budgeted; a query that did all it was asked
+    has none."""
+    asked = {"question": "get user", "k": 2, "ranker": "bm25"}
+    for body in (asked, {**asked, "budget": 500}):
+        answer = client.post("/v1/trees/demo/query", json=body)
+        assert answer.status_code == 200, answer.text
+        notes = answer.json()["notes"]
+        assert len(notes) == 1 and "--ranker bm25" in notes[0], notes
+    plain = client.post("/v1/trees/demo/query", json={"question": "get user", "k": 2}).json()
+    assert plain["notes"] == []
+
+
 def test_index_a_new_directory_only_under_the_index_roots(
     client: httpx.Client, tmp_path: Path
 ) -> None:

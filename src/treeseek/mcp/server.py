@@ -81,6 +81,7 @@ def render_search(answer: dict[str, Any]) -> str:
         f"{_fresh_note(answer['freshness'])}"
     )
     lines = [head]
+    lines += [f"note: {note}" for note in answer.get("notes") or ()]
     if answer.get("context") is not None:
         budget = answer.get("budget") or {}
         lines[0] += f" · {budget.get('used', '?')}/{budget.get('limit', '?')} tokens"

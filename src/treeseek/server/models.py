@@ -174,6 +174,11 @@ class QueryResponse(BaseModel):
     symbols: list[str] | None = None
     outlines: list[dict[str, Any]] | None = None
     level: str | None = None
+    notes: list[str] = Field(
+        default_factory=list,
+        description="what the answer could not do as asked: vectors the tree lacks, an option "
+        "the strategy ignores (empty when none)",
+    )
 
 
 class FileResponse(BaseModel):

@@ -324,31 +324,41 @@ class Service:
         **options: Any,
     ) -> dict[str, Any]:
         """The files that answer ``question`` (``options``: QueryOptions fields such as
-        ``strategy``, ``ranker``, ``hints``), with the tree's freshness."""
+        ``strategy``, ``ranker``, ``hints``), with the tree's freshness and ``notes``: what
+        the answer could not do as asked (what the CLI says on stderr)."""
         self.check_question(question)
         _limit("k", k, self.limits.max_k)
         _limit("budget", budget, self.limits.max_budget)
         info = self.db.tree(tree)
         options = {key: value for key, value in options.items() if value is not None}
         answer: dict[str, Any] = {"tree": tree, "query": question}
-        if budget is not None:
-            answer.update(self._budgeted(tree, question, k, budget, options))
+        if budget is not None or options.get("disclose") is not None:
+            data, notes = self._budgeted(tree, question, k, budget, options)
         else:
             result = self.db.query(
                 tree, question, navigator=self.navigator, k=k, include_content=content, **options
             )
             data = result.to_dict()
             data.pop("trace", None)
-            answer.update(data)
+            notes = result.trace.params.get("notes") or []
+        answer.update(data)
+        answer["notes"] = [str(note) for note in notes]
         answer["freshness"] = self.freshness(tree, info=info).to_dict()
         return answer
 
     def _budgeted(
-        self, tree: str, question: str, k: int, budget: int, options: dict[str, Any]
-    ) -> dict[str, Any]:
-        ctx = self.db.query(tree, question, navigator=self.navigator, k=k, budget=budget, **options)
+        self, tree: str, question: str, k: int, budget: int | None, options: dict[str, Any]
+    ) -> tuple[dict[str, Any], list[Any]]:
+        """The budgeted context and the notes of the query under it (one snapshot, as
+        ``db.query(budget=)`` does)."""
+        disclose = options.pop("disclose", None) or "spans"
+        with self.db.snapshot():
+            result = self.db.query(
+                tree, question, navigator=self.navigator, k=k, include_content=False, **options
+            )
+            ctx = self.db.disclose(tree, result, disclose, budget=budget, query=question)
         data: dict[str, Any] = ctx.to_dict()
-        return data
+        return data, list(result.trace.params.get("notes") or [])
 
     # -- files ---------------------------------------------------------------------------
     @reading
