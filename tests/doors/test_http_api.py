@@ -430,6 +430,12 @@ def test_retrieve_returns_layer_items_with_the_spec_metadata(client: httpx.Clien
     assert bad.status_code == 422
     no_tree = client.post("/v1/retrieve", json={"query": "x"})
     assert no_tree.status_code == 400 and "tree" in error(no_tree)["message"]
+    # two names of the tree that disagree: which one was meant is not guessed
+    both = client.post("/v1/retrieve", json={"tree": "demo", "project_id": "other", "query": "x"})
+    assert both.status_code == 400 and "'demo'" in error(both)["message"]
+    assert "'other'" in error(both)["message"]
+    same = {"tree": "demo", "project_id": "demo", "rag_session_id": "demo", "query": "get_user"}
+    assert client.post("/v1/retrieve", json=same).json()["items"]
 
 
 def test_retrieve_falls_back_to_documentation_sections(tmp_path: Path) -> None:

@@ -371,9 +371,15 @@ def create_app(service: Service, *, token: str | None = None, jobs: Jobs | None 
         best documentation sections as ``DOCS`` items and ``fallback: "docs"``."""
         from treeseek.errors import ConfigError
 
-        tree = body.tree or body.project_id or body.rag_session_id
-        if not tree:
+        named = [body.tree, body.project_id, body.rag_session_id]
+        given = list(dict.fromkeys(name for name in named if name))
+        if not given:
             raise ConfigError("give tree (or project_id / rag_session_id)")
+        if len(given) > 1:  # which one was meant is not guessed
+            raise ConfigError(
+                f"tree, project_id and rag_session_id name one tree; they say {given!r:.200}"
+            )
+        tree = given[0]
         return await run(
             lambda: service.code_items(tree, body.query, layers=body.layers, limit=body.limit)
         )
