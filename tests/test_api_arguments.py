@@ -44,6 +44,7 @@ BAD: dict[str, Callable[[Database], Any]] = {
         db.tree("shop").root, name="shop", max_file_bytes="5"
     ),
     "index: an int rev": lambda db: db.index(db.tree("shop").root, name="shop", rev=3),
+    "freshness: an int tree": lambda db: db.freshness(3),
 }
 
 
@@ -54,6 +55,7 @@ def test_a_wrong_typed_argument_is_a_one_line_treeseek_error(shop: Database, cas
     message = str(caught.value)
     assert "\n" not in message
     assert "got" in message or "not" in message
+    assert not isinstance(caught.value, treeseek.TreeNotFound)  # a wrong type, not a lookup
 
 
 def test_a_navigator_spec_string_is_accepted_as_the_cli_takes_it(shop: Database) -> None:

@@ -352,7 +352,7 @@ class Database(Closing):
     def freshness(self, name: str) -> Freshness:
         """What tree ``name`` was built from and whether its source changed since
         (:mod:`treeseek.index.freshness`: a stat of each stored file, no reads)."""
-        return check_freshness(self.store, self.store.tree(name))
+        return check_freshness(self.store, self.store.tree(check_tree_name(name)))
 
     def root(self, tree: str) -> Node:
         return self.store.root(check_tree_name(tree))
