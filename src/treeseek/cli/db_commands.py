@@ -15,7 +15,14 @@ from typing import Annotated
 import typer
 
 from treeseek.cli.app import app
-from treeseek.cli.common import DbOption, JsonOption, display_path, out_console, print_json
+from treeseek.cli.common import (
+    DbOption,
+    JsonOption,
+    display_path,
+    one_line,
+    out_console,
+    print_json,
+)
 from treeseek.config import resolve_db_path
 from treeseek.errors import ConfigError, StoreError
 from treeseek.index.transfer import copy_trees
@@ -112,15 +119,19 @@ def check_command(
     elif report.ok:
         out_console.print(f"{display_path(report.location)}: intact ({', '.join(report.checks)})")
     else:
+        # one_line: a path (or a problem quoting one) never reaches the terminal raw
         for problem in report.problems:
-            typer.echo(f"{report.location}: {problem}", err=True)
+            typer.echo(one_line(f"{report.location}: {problem}"), err=True)
         if isinstance(location, Path) and lacks_sqlite_header(location):
             # perhaps a file named by mistake: say what it is, never "delete it"
-            typer.echo(f"error: {not_sqlite_message(report.location)}", err=True)
+            typer.echo(one_line(f"error: {not_sqlite_message(report.location)}"), err=True)
         else:
             typer.echo(
-                f"error: the database {report.location} is damaged; restore it from a backup,"
-                " or delete it and index again (treeseek will not write into it meanwhile)",
+                one_line(
+                    f"error: the database {report.location} is damaged; restore it from a"
+                    " backup, or delete it and index again (treeseek will not write into it"
+                    " meanwhile)"
+                ),
                 err=True,
             )
     if not report.ok:
