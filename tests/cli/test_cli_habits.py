@@ -196,11 +196,11 @@ needs_watchfiles = pytest.mark.skipif(
 )
 
 
-def _watch(root: Path, db: Path) -> subprocess.Popen[str]:
+def _watch(root: Path, db: Path, *more: str) -> subprocess.Popen[str]:
     """``treeseek watch ROOT --db DB`` in a child process, its output (both streams) piped."""
     env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
     return subprocess.Popen(
-        [sys.executable, "-m", "treeseek", "watch", str(root), "--db", str(db)],
+        [sys.executable, "-m", "treeseek", "watch", str(root), "--db", str(db), *more],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -225,6 +225,32 @@ def test_watch_reindexes_on_change(project: Path, tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+@needs_watchfiles
+def test_watch_of_another_directory_under_a_tree_s_name_needs_replace(
+    project: Path, tmp_path: Path
+) -> None:
+    """The error tells to --replace: watch takes it (and without it ends at once)."""
+    db = tmp_path / "w.db"
+    other = tmp_path / "other"
+    (other / "pkg").mkdir(parents=True)
+    (other / "pkg" / "x.py").write_text("x = 1\n")
+    with treeseek.open(db) as database:
+        database.index(other, name="project")
+    refused = _watch(project, db)
+    out, _ = refused.communicate(timeout=120)
+    assert refused.returncode == 1 and "was indexed from" in out and "--replace" in out, out
+    proc = _watch(project, db, "--replace")
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        assert "indexed project" in first, first
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    with treeseek.open(db) as database:
+        assert database.tree("project").root == str(project.resolve())
 
 
 @needs_watchfiles
