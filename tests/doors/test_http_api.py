@@ -615,6 +615,41 @@ def test_a_query_says_what_it_could_not_do_as_asked(client: httpx.Client) -> Non
     assert plain["notes"] == []
 
 
+def test_a_moved_directory_s_tree_is_told_how_to_re_point_it(tmp_path: Path) -> None:
+    """Re-indexing a tree whose directory moved says so, and how: the new source with
+    replace; that request then re-points the tree (only what changed is written)."""
+    old = tmp_path / "old"
+    (old / "pkg").mkdir(parents=True)
+    (old / "pkg" / "core.py").write_text("def add(a, b):\n    return a + b\n")
+    db = treeseek.open(tmp_path / "moved.db")
+    db.index(old, name="proj")
+    new = tmp_path / "new"
+    old.rename(new)
+    service = Service(db, index_roots=[tmp_path])
+    jobs = Jobs(service)
+    try:
+        with (
+            live(create_app(service, jobs=jobs)) as url,
+            httpx.Client(base_url=url, timeout=60) as c,
+        ):
+            gone = c.post("/v1/trees/proj/index")
+            assert gone.status_code == 404
+            message = error(gone)["message"]
+            assert "is gone" in message and "replace" in message and "source" in message
+            moved = c.post("/v1/trees/proj/index", json={"source": str(new)})
+            assert moved.status_code == 400 and "no longer exists" in error(moved)["message"]
+            job = wait_job(
+                c,
+                c.post("/v1/trees/proj/index", json={"source": str(new), "replace": True}).json()[
+                    "id"
+                ],
+            )
+            assert job["state"] == "done" and job["report"]["unchanged"] == 1, job
+    finally:
+        jobs.close()
+        db.close()
+
+
 def test_index_a_new_directory_only_under_the_index_roots(
     client: httpx.Client, tmp_path: Path
 ) -> None:

@@ -198,7 +198,10 @@ class Jobs:
                     " git trees can be re-indexed here"
                 )
             if not Path(source_path).is_dir():
-                raise NodeNotFound(f"{source_path}, where tree {tree!r} was built, is gone")
+                raise NodeNotFound(
+                    f"{source_path}, where tree {tree!r} was built, is gone; if it moved,"
+                    " index the new directory into it as source with replace"
+                )
         else:
             source_path = str(self.service.check_index_source(source))
             if tree is None:
