@@ -68,3 +68,18 @@ def test_disclose_still_takes_a_result_or_its_files(shop: Database) -> None:
     result = shop.query("shop", "cart total", k=1)
     assert shop.disclose("shop", result).files[0].path == "pkg/cart.py"
     assert shop.disclose("shop", tuple(result.files), "paths").files[0].path == "pkg/cart.py"
+
+
+@pytest.mark.parametrize("name", ["", "   "])
+def test_an_empty_symbol_name_is_bad_input_not_a_symbol_not_found(
+    shop: Database, name: str
+) -> None:
+    """Nothing to look up is the caller's mistake (HTTP 400), not a lookup that failed (404)."""
+    with pytest.raises(treeseek.ConfigError, match="give a symbol name"):
+        shop.resolve_symbol("shop", name)
+    with pytest.raises(treeseek.ConfigError, match="give a symbol name"):
+        shop.expand("shop", name)
+    with pytest.raises(treeseek.ConfigError, match="give a name"):
+        shop.call_sites("shop", "callers", name)
+    with pytest.raises(treeseek.ConfigError, match="give a name"):
+        shop.code_relation("shop", "members", name)
