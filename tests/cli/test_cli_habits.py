@@ -388,3 +388,17 @@ def test_a_config_file_and_path_lists_with_a_byte_order_mark(tmp_path: Path) -> 
             db.index(PathListBuilder.from_file(tmp_path / name), name=f"list{n}")
             assert [c.path for c in db.children(f"list{n}", "")] == ["src"]
             assert [c.path for c in db.children(f"list{n}", "src")] == ["src/a.py", "src/b.py"]
+
+
+def test_a_question_given_twice_is_told_not_both(project: Path, tmp_path: Path) -> None:
+    db = str(tmp_path / "q.db")
+    runner = CliRunner()
+    assert runner.invoke(app, ["index", str(project), "--db", db]).exit_code == 0
+    file = tmp_path / "q.txt"
+    file.write_text("backoff attempt\n")
+    both = runner.invoke(
+        app, ["query", "project", "backoff", "--question-file", str(file), "--db", db]
+    )
+    assert both.exit_code == 2 and "not both" in both.output, both.output
+    neither = runner.invoke(app, ["query", "project", "--db", db])
+    assert neither.exit_code == 2 and "--question-file" in neither.output, neither.output
