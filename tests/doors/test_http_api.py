@@ -650,6 +650,16 @@ def test_a_moved_directory_s_tree_is_told_how_to_re_point_it(tmp_path: Path) -> 
         db.close()
 
 
+def test_a_new_tree_s_bad_name_is_refused_at_once_not_as_a_failed_job(
+    client: httpx.Client, project: Path
+) -> None:
+    for name in ("a%E2%80%AEb", "x" * 201):  # a bidi override; over the length limit
+        refused = client.post(f"/v1/trees/{name}/index", json={"source": str(project)})
+        assert refused.status_code == 400, refused.text
+        assert "tree name" in error(refused)["message"]
+    assert not any(j["state"] == "failed" for j in client.get("/v1/jobs").json()["jobs"])
+
+
 def test_index_a_new_directory_only_under_the_index_roots(
     client: httpx.Client, tmp_path: Path
 ) -> None:

@@ -206,7 +206,11 @@ class Jobs:
             source_path = str(self.service.check_index_source(source))
             if tree is None:
                 tree = Path(source_path).name.removesuffix(".git") or "tree"
-            if not replace:  # refused now, not as a failed job (the run checks it again)
+            if not self.service.db.store.has_tree(tree):  # as the run would: now, not failed
+                from treeseek.database import check_new_tree_name
+
+                check_new_tree_name(tree)
+            elif not replace:  # refused now, not as a failed job (the run checks it again)
                 self._check_origin(tree, source_path, rev)
         with self._lock:
             waiting = [j for j in self._jobs.values() if j.state == "queued"]
