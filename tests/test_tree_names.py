@@ -35,6 +35,8 @@ def _repo(tmp_path: Path) -> Path:
         ("title\x1b]0;pwned\x07", "U+001B"),
         ("evil\u202etxt.py", "U+202E"),
         ("   ", "blank"),
+        (".", "dot segment"),  # an HTTP client drops it: /v1/trees/./query is another route
+        ("..", "dot segment"),
         ("x" * (MAX_TREE_NAME + 1), f"at most {MAX_TREE_NAME}"),
     ],
 )

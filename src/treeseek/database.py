@@ -25,6 +25,7 @@ from treeseek._closing import Closing
 from treeseek.config import resolve_db_path
 from treeseek.errors import BuildError, ConfigError, NodeNotFound, PathError, StoreError
 from treeseek.index.freshness import Freshness, check_freshness
+from treeseek.index.origin import check_origin
 from treeseek.index.run import (
     DEFAULT_MAX_FILE_BYTES,
     IndexHook,
@@ -79,6 +80,11 @@ def check_new_tree_name(name: str) -> str:
         raise ConfigError("a tree name cannot be empty or blank")
     if len(name) > MAX_TREE_NAME:
         raise ConfigError(f"a tree name has at most {MAX_TREE_NAME} characters, got {len(name)}")
+    if name in (".", ".."):  # HTTP clients remove dot segments: /v1/trees/./query -> /trees/query
+        raise ConfigError(
+            f"tree name {name!r} is a URL dot segment (an HTTP address could not reach the"
+            " tree): give another with --name"
+        )
     bad = _BAD_NAME_CHARS.search(name)
     if bad:
         what = "'/'" if bad.group() == "/" else f"U+{ord(bad.group()):04X}"
@@ -114,6 +120,22 @@ def normalize_query_path(path: str) -> str:
     if path.startswith("/") or ".." in parts:
         raise PathError(f"path {path!r} is not inside the tree; give a repo-relative path")
     return "/".join(parts)
+
+
+def check_name_text(name: object, what: str) -> str:
+    """A symbol name or item as the API takes it: a string (ConfigError otherwise)."""
+    if not isinstance(name, str):
+        raise ConfigError(f"a {what} is a string, got {type(name).__name__} {name!r:.80}")
+    return name
+
+
+def check_line_number(value: object, what: str) -> int | None:
+    """A 1-based line number as the API takes it: an int or None (ConfigError otherwise)."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ConfigError(
+            f"{what} is a line number (int), got {type(value).__name__} {value!r:.80}"
+        )
+    return value
 
 
 P = ParamSpec("P")
@@ -174,6 +196,7 @@ class Database(Closing):
         progress: ProgressCallback | None = None,
         rev: str | None = None,
         documents: bool = False,
+        replace: bool = False,
     ) -> IndexReport:
         """Build or incrementally update a tree; atomic (all or nothing).
 
@@ -188,7 +211,23 @@ class Database(Closing):
         ``document`` tree of its sections; so does a directory with ``documents=True`` (every
         document under it). When the database's code index hook embeds (``--vectors``), the
         sections get vectors of the same model.
+
+        An existing tree is re-indexed only from where it was built (its directory, git
+        repository or documents; :mod:`treeseek.index.origin`): another origin is a
+        BuildError unless ``replace=True``, which makes the tree that origin's.
         """
+        if source is not None and not isinstance(source, str | Path | TreeBuilder):
+            raise ConfigError(
+                "source is a directory or git repository path (str or Path) or a TreeBuilder,"
+                f" got {type(source).__name__} {source!r:.80}"
+            )
+        if isinstance(max_file_bytes, bool) or not isinstance(max_file_bytes, int):
+            raise ConfigError(
+                f"max_file_bytes is an int, got {type(max_file_bytes).__name__}"
+                f" {max_file_bytes!r:.80}"
+            )
+        if rev is not None and not isinstance(rev, str):
+            raise ConfigError(f"rev is a string, got {type(rev).__name__} {rev!r:.80}")
         for where in (source, paths_from):
             if isinstance(where, str | Path):
                 check_path_text(str(where), "source path")
@@ -203,6 +242,8 @@ class Database(Closing):
 
             doc_builder = DocumentBuilder(source)
             doc_tree = self._target_name(name or _default_name(source, None))
+            if not replace:
+                check_origin(self.store, doc_tree, doc_builder.source, doc_builder.root)
             doc_report = index_documents(
                 self.store, doc_tree, doc_builder, embedder=self._index_embedder()
             )
@@ -214,6 +255,8 @@ class Database(Closing):
         try:
             self._skip_own_files(builder)
             tree_name = self._target_name(name or _default_name(source, paths_from))
+            if not replace:
+                check_origin(self.store, tree_name, builder.source, builder.root)
             report = index_tree(
                 self.store,
                 tree_name,
@@ -309,7 +352,7 @@ class Database(Closing):
     def freshness(self, name: str) -> Freshness:
         """What tree ``name`` was built from and whether its source changed since
         (:mod:`treeseek.index.freshness`: a stat of each stored file, no reads)."""
-        return check_freshness(self.store, self.store.tree(name))
+        return check_freshness(self.store, self.store.tree(check_tree_name(name)))
 
     def root(self, tree: str) -> Node:
         return self.store.root(check_tree_name(tree))
@@ -395,6 +438,7 @@ class Database(Closing):
 
         if relation not in ("callers", "callees"):
             raise ConfigError(f"call sites are callers or callees, not {relation!r}")
+        check_name_text(name, "symbol name")
         self.tree(tree)  # TreeNotFound for an unknown tree
         lookup = TreeLookup(self.store, tree)
         node = lookup.find(name)
@@ -409,6 +453,7 @@ class Database(Closing):
         what resolving its edges needs) without building the graph."""
         from treeseek.search.graph.lookup import TreeLookup
 
+        check_name_text(name, "symbol name")
         self.tree(tree)  # TreeNotFound for an unknown tree
         lookup = TreeLookup(self.store, tree)
         node = lookup.find(name)
@@ -496,7 +541,7 @@ class Database(Closing):
         tree: str,
         question: str,
         *,
-        navigator: Navigator | None = None,
+        navigator: Navigator | str | None = None,
         budget: int | None = None,
         disclose: str | Level | None = None,
         **options: Any,
@@ -504,7 +549,9 @@ class Database(Closing):
         """Answer ``question`` from tree ``tree``: the files that answer it, best first.
 
         ``options`` are the fields of :class:`treeseek.search.base.QueryOptions` (``strategy``,
-        ``k``, ...); ``navigator`` defaults to the configured one (no LLM: lexical). With no
+        ``k``, ...); ``navigator`` (a Navigator, or a spec string as ``--llm`` takes it:
+        ``"lexical"``, ``"anthropic:MODEL"``, ...) defaults to the configured one (no LLM:
+        lexical). With no
         ``strategy`` (or ``None``): ``flat`` without an LLM, ``auto`` with one. The CLI's
         ``treeseek query`` calls this method.
 
@@ -513,6 +560,7 @@ class Database(Closing):
         files' evidence turned into line spans (or outlines, paths, whole files) that never
         exceed the budget (default :data:`~treeseek.context.DEFAULT_BUDGET`).
         """
+        from treeseek.llm.base import Navigator
         from treeseek.llm.select import navigator_from_spec
         from treeseek.search.base import QueryOptions
         from treeseek.search.strategy import default_strategy, run_query
@@ -524,8 +572,13 @@ class Database(Closing):
                 f"unknown query option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
             )
         check_tree_name(tree)
-        if navigator is None:
-            navigator = navigator_from_spec(None)
+        if navigator is None or isinstance(navigator, str):
+            navigator = navigator_from_spec(navigator)  # a spec string, as ``--llm`` takes it
+        elif not isinstance(navigator, Navigator):
+            raise ConfigError(
+                "navigator is a Navigator or an LLM spec string ('lexical', 'anthropic', ...),"
+                f" got {type(navigator).__name__} {navigator!r:.80}"
+            )
         # no strategy (or None): flat with no LLM, LLM tree search (auto) with one
         if options.get("strategy") is None:
             options["strategy"] = default_strategy(navigator)
@@ -580,10 +633,24 @@ class Database(Closing):
         line ranges with their text) or ``full`` (whole files), within ``budget`` tokens."""
         from treeseek.context import DEFAULT_BUDGET
         from treeseek.context import disclose as _disclose
-        from treeseek.search.base import Result
+        from treeseek.search.base import FileHit, Result
 
-        result = hits if isinstance(hits, Result) else None
-        files: list[FileHit] = list(hits.files if isinstance(hits, Result) else hits)
+        result: Result | None = None
+        if isinstance(hits, Result):
+            result, files = hits, list(hits.files)
+        elif isinstance(hits, list | tuple):
+            files = list(hits)
+        else:
+            raise ConfigError(
+                "hits is a query's Result or a list of its FileHit, got"
+                f" {type(hits).__name__} {hits!r:.80}"
+            )
+        for hit in files:
+            if not isinstance(hit, FileHit):
+                raise ConfigError(
+                    "hits is a query's Result or a list of its FileHit, got a"
+                    f" {type(hit).__name__} {hit!r:.80} among them"
+                )
         ctx = _disclose(
             self._source(tree),
             files,
@@ -625,6 +692,7 @@ class Database(Closing):
         ``budget`` tokens when given."""
         from treeseek.context import expand as _expand
 
+        check_name_text(item, "item (path::Qual.name, path:A-B or path)")
         return _expand(self._source(tree), item, margin=margin, budget=budget)
 
     @reads
@@ -633,6 +701,8 @@ class Database(Closing):
         file as a span; a range outside the file raises PathError."""
         from treeseek.context import line_span
 
+        check_line_number(start, "start")
+        check_line_number(end, "end")
         source = self._source(tree)
         node = self.node(tree, path)
         if node.is_dir:
@@ -647,6 +717,7 @@ class Database(Closing):
         :class:`~treeseek.errors.AmbiguousSymbol` with the candidates when several match."""
         from treeseek.context import resolve_symbol as _resolve
 
+        check_name_text(name, "symbol name")
         return _resolve(self._source(tree), name)
 
 

@@ -196,11 +196,11 @@ needs_watchfiles = pytest.mark.skipif(
 )
 
 
-def _watch(root: Path, db: Path) -> subprocess.Popen[str]:
+def _watch(root: Path, db: Path, *more: str) -> subprocess.Popen[str]:
     """``treeseek watch ROOT --db DB`` in a child process, its output (both streams) piped."""
     env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
     return subprocess.Popen(
-        [sys.executable, "-m", "treeseek", "watch", str(root), "--db", str(db)],
+        [sys.executable, "-m", "treeseek", "watch", str(root), "--db", str(db), *more],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -225,6 +225,32 @@ def test_watch_reindexes_on_change(project: Path, tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+@needs_watchfiles
+def test_watch_of_another_directory_under_a_tree_s_name_needs_replace(
+    project: Path, tmp_path: Path
+) -> None:
+    """The error tells to --replace: watch takes it (and without it ends at once)."""
+    db = tmp_path / "w.db"
+    other = tmp_path / "other"
+    (other / "pkg").mkdir(parents=True)
+    (other / "pkg" / "x.py").write_text("x = 1\n")
+    with treeseek.open(db) as database:
+        database.index(other, name="project")
+    refused = _watch(project, db)
+    out, _ = refused.communicate(timeout=120)
+    assert refused.returncode == 1 and "was indexed from" in out and "--replace" in out, out
+    proc = _watch(project, db, "--replace")
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        assert "indexed project" in first, first
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    with treeseek.open(db) as database:
+        assert database.tree("project").root == str(project.resolve())
 
 
 @needs_watchfiles
@@ -362,3 +388,17 @@ def test_a_config_file_and_path_lists_with_a_byte_order_mark(tmp_path: Path) -> 
             db.index(PathListBuilder.from_file(tmp_path / name), name=f"list{n}")
             assert [c.path for c in db.children(f"list{n}", "")] == ["src"]
             assert [c.path for c in db.children(f"list{n}", "src")] == ["src/a.py", "src/b.py"]
+
+
+def test_a_question_given_twice_is_told_not_both(project: Path, tmp_path: Path) -> None:
+    db = str(tmp_path / "q.db")
+    runner = CliRunner()
+    assert runner.invoke(app, ["index", str(project), "--db", db]).exit_code == 0
+    file = tmp_path / "q.txt"
+    file.write_text("backoff attempt\n")
+    both = runner.invoke(
+        app, ["query", "project", "backoff", "--question-file", str(file), "--db", db]
+    )
+    assert both.exit_code == 2 and "not both" in both.output, both.output
+    neither = runner.invoke(app, ["query", "project", "--db", db])
+    assert neither.exit_code == 2 and "--question-file" in neither.output, neither.output

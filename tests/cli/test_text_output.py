@@ -111,3 +111,14 @@ def test_a_budget_over_a_path_only_tree_says_there_is_no_content(tmp_path: Path)
         " --budget for their paths"
     )  # not "nothing fits the budget": no budget would
     assert _stdout(["query", "p", "models", *db]).split()[:2] == ["1.", "src/models.py"]
+
+
+def test_db_check_shows_a_database_path_s_escapes(tmp_path: Path) -> None:
+    """``db check`` of a damaged database whose path holds an escape sequence: the path is
+    shown escaped on a terminal (color=True keeps what click would strip from a pipe)."""
+    bad = tmp_path / "e\x1b[31mred.db"
+    bad.write_text("my notes, not a database\n")
+    result = CliRunner().invoke(app, ["db", "check", "--db", str(bad)], color=True)
+    assert result.exit_code == 3, result.output
+    assert not RAW_CONTROL.search(result.stderr), result.stderr
+    assert "e\\x1b[31mred.db" in result.stderr

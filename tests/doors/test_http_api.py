@@ -430,6 +430,12 @@ def test_retrieve_returns_layer_items_with_the_spec_metadata(client: httpx.Clien
     assert bad.status_code == 422
     no_tree = client.post("/v1/retrieve", json={"query": "x"})
     assert no_tree.status_code == 400 and "tree" in error(no_tree)["message"]
+    # two names of the tree that disagree: which one was meant is not guessed
+    both = client.post("/v1/retrieve", json={"tree": "demo", "project_id": "other", "query": "x"})
+    assert both.status_code == 400 and "'demo'" in error(both)["message"]
+    assert "'other'" in error(both)["message"]
+    same = {"tree": "demo", "project_id": "demo", "rag_session_id": "demo", "query": "get_user"}
+    assert client.post("/v1/retrieve", json=same).json()["items"]
 
 
 def test_retrieve_falls_back_to_documentation_sections(tmp_path: Path) -> None:
@@ -481,6 +487,20 @@ def test_retrieve_falls_back_to_documentation_sections(tmp_path: Path) -> None:
             assert {i["metadata"]["artifact_type"] for i in code["items"]} == {"CODE"}
             none = c.post("/v1/retrieve", json={"tree": "guide", "query": "zzzqx"}).json()
             assert none == {"items": []}
+            # DOCS asked for by name: the sections, without a fallback (nothing fell back)
+            asked = c.post(
+                "/v1/retrieve", json={"tree": "repo", "query": question, "layers": ["DOCS"]}
+            )
+            assert asked.status_code == 200, asked.text
+            assert "fallback" not in asked.json()
+            assert asked.json()["items"][0]["title"] == "Demo > Deployment"
+            mixed = c.post(
+                "/v1/retrieve",
+                json={"tree": "repo", "query": question, "layers": ["C0_SOURCE_CHUNKS", "DOCS"]},
+            )
+            assert mixed.status_code == 400 and "DOCS" in error(mixed)["message"]
+            empty = c.post("/v1/retrieve", json={"tree": "repo", "query": "x", "layers": []})
+            assert empty.status_code == 400 and "no layer" in error(empty)["message"]
     finally:
         db.close()
 
@@ -508,6 +528,136 @@ def test_reindex_job_reports_done_after_the_commit_and_freshness_follows(
     assert client.get("/v1/trees/demo").json()["freshness"]["stale"] is False
     assert job["id"] in [j["id"] for j in client.get("/v1/jobs").json()["jobs"]]
     assert client.get("/v1/jobs/job-999").status_code == 404
+
+
+def test_a_reindex_job_with_nothing_changed_counts_the_files_it_checked(
+    client: httpx.Client,
+) -> None:
+    """done/total of a finished job are the files it looked at, not the 0 nodes it wrote."""
+    files = client.get("/v1/trees/demo").json()["files"]
+    assert files > 0
+    job = wait_job(client, client.post("/v1/trees/demo/index").json()["id"])
+    assert job["state"] == "done"
+    assert job["report"]["unchanged"] == files and job["report"]["changed"] == 0
+    assert (job["phase"], job["done"], job["total"]) == ("done", files, files)
+
+
+def test_index_from_another_directory_is_refused_at_once_unless_replace(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    for root, body in ((a, "def add(a, b):\n    return a + b\n"), (b, "x = 1\n")):
+        (root / "pkg").mkdir(parents=True)
+        (root / "pkg" / "core.py").write_text(body)
+    db = treeseek.open(tmp_path / "http.db")
+    db.index(a, name="proj")
+    service = Service(db, index_roots=[tmp_path])
+    jobs = Jobs(service)
+    try:
+        with (
+            live(create_app(service, jobs=jobs)) as url,
+            httpx.Client(base_url=url, timeout=60) as c,
+        ):
+            refused = c.post("/v1/trees/proj/index", json={"source": str(b)})
+            assert refused.status_code == 400
+            assert "was indexed from" in refused.json()["error"]["message"]
+            same = c.post("/v1/trees/proj/index", json={"source": str(a)})
+            assert same.status_code == 202
+            started = c.post("/v1/trees/proj/index", json={"source": str(b), "replace": True})
+            assert started.status_code == 202
+            jobs.get(started.json()["id"])._event.wait(60)
+            job = c.get(f"/v1/jobs/{started.json()['id']}").json()
+            assert job["state"] == "done", job
+            assert c.get("/v1/trees/proj").json()["root"] == str(b.resolve())
+    finally:
+        jobs.close()
+        db.close()
+
+
+def test_an_outline_over_the_budget_limit_is_refused_with_what_to_ask_instead(
+    tmp_path: Path,
+) -> None:
+    """The outline of a whole tree is unbounded (MBs on a large repository): over the
+    server's token limit it is a 413 that says to outline a subdirectory or a file."""
+    root = tmp_path / "big"
+    for package in ("alpha", "beta"):
+        (root / package).mkdir(parents=True)
+        body = "".join(f"def {package}_function_{i}(x):\n    return x + {i}\n\n" for i in range(60))
+        (root / package / "mod.py").write_text(body)
+    db = treeseek.open(tmp_path / "outline.db")
+    db.index(root, name="big")
+    whole = db.outline("big", "").files
+    per_dir = max(f.tokens for f in whole)
+    assert sum(f.tokens for f in whole) > per_dir + 50
+    service = Service(db, limits=Limits(max_budget=per_dir + 50))
+    try:
+        with live(create_app(service)) as url, httpx.Client(base_url=url, timeout=60) as c:
+            refused = c.get("/v1/trees/big/outline", params={"path": ""})
+            assert refused.status_code == 413
+            message = error(refused)["message"]
+            assert "tokens" in message and "subdirectory" in message
+            part = c.get("/v1/trees/big/outline", params={"path": "alpha"})
+            assert part.status_code == 200
+            assert [f["path"] for f in part.json()["files"]] == ["alpha/mod.py"]
+    finally:
+        db.close()
+
+
+def test_a_query_says_what_it_could_not_do_as_asked(client: httpx.Client) -> None:
+    """The notes the CLI prints on stderr (an option the strategy ignores, vectors the tree
+    lacks) reach an HTTP client too, plain and budgeted; a query that did all it was asked
+    has none."""
+    asked = {"question": "get user", "k": 2, "ranker": "bm25"}
+    for body in (asked, {**asked, "budget": 500}):
+        answer = client.post("/v1/trees/demo/query", json=body)
+        assert answer.status_code == 200, answer.text
+        notes = answer.json()["notes"]
+        assert len(notes) == 1 and "--ranker bm25" in notes[0], notes
+    plain = client.post("/v1/trees/demo/query", json={"question": "get user", "k": 2}).json()
+    assert plain["notes"] == []
+
+
+def test_a_moved_directory_s_tree_is_told_how_to_re_point_it(tmp_path: Path) -> None:
+    """Re-indexing a tree whose directory moved says so, and how: the new source with
+    replace; that request then re-points the tree (only what changed is written)."""
+    old = tmp_path / "old"
+    (old / "pkg").mkdir(parents=True)
+    (old / "pkg" / "core.py").write_text("def add(a, b):\n    return a + b\n")
+    db = treeseek.open(tmp_path / "moved.db")
+    db.index(old, name="proj")
+    new = tmp_path / "new"
+    old.rename(new)
+    service = Service(db, index_roots=[tmp_path])
+    jobs = Jobs(service)
+    try:
+        with (
+            live(create_app(service, jobs=jobs)) as url,
+            httpx.Client(base_url=url, timeout=60) as c,
+        ):
+            gone = c.post("/v1/trees/proj/index")
+            assert gone.status_code == 404
+            message = error(gone)["message"]
+            assert "is gone" in message and "replace" in message and "source" in message
+            moved = c.post("/v1/trees/proj/index", json={"source": str(new)})
+            assert moved.status_code == 400 and "no longer exists" in error(moved)["message"]
+            job = wait_job(
+                c,
+                c.post("/v1/trees/proj/index", json={"source": str(new), "replace": True}).json()[
+                    "id"
+                ],
+            )
+            assert job["state"] == "done" and job["report"]["unchanged"] == 1, job
+    finally:
+        jobs.close()
+        db.close()
+
+
+def test_a_new_tree_s_bad_name_is_refused_at_once_not_as_a_failed_job(
+    client: httpx.Client, project: Path
+) -> None:
+    for name in ("a%E2%80%AEb", "x" * 201):  # a bidi override; over the length limit
+        refused = client.post(f"/v1/trees/{name}/index", json={"source": str(project)})
+        assert refused.status_code == 400, refused.text
+        assert "tree name" in error(refused)["message"]
+    assert not any(j["state"] == "failed" for j in client.get("/v1/jobs").json()["jobs"])
 
 
 def test_index_a_new_directory_only_under_the_index_roots(

@@ -4,6 +4,7 @@ streamable HTTP on loopback."""
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -154,6 +155,18 @@ async def exercise(client: Client, project: Path) -> None:
         )
     )
     assert after.splitlines()[1].startswith("1. app/late.py"), after
+
+    # another directory under the name: refused (the tree stays), unless replace
+    copy = project.parent / "copy"
+    shutil.copytree(project, copy / project.name)
+    other = {"path": str(copy / project.name), "tree": "demo"}
+    refused = await client.call_tool("index", other)
+    assert refused.is_error and "was indexed from" in text(refused)
+    assert "replace=true" in text(refused)
+    replaced = await client.call_tool("index", {**other, "replace": True})
+    assert not replaced.is_error, text(replaced)
+    back = await client.call_tool("index", {"path": str(project), "tree": "demo", "replace": True})
+    assert not back.is_error, text(back)
 
 
 def test_mcp_over_stdio_subprocess(db_path: Path, project: Path, tmp_path: Path) -> None:

@@ -44,7 +44,7 @@ if mode == "commit":
             threading.Timer(delay, os.kill, (os.getpid(), signal.SIGKILL)).start()
     database.store._conn().set_trace_callback(trace)
 print("start", flush=True)
-database.index(source, name="t")
+database.index(source, name="t", replace=True)  # v1 -> v2: another directory
 print("done", flush=True)
 """
 
@@ -131,7 +131,7 @@ def kill_trials(tmp_path: Path, trials: list[Trial], seed: int) -> list[Trial]:
         before = ("none",) if trial.first else ("v1",)
         _verify(db, versions, (*before, "v2"))
         with treeseek.open(db, create=False) as database:  # the next index succeeds
-            database.index(sources["v2"], name="t")
+            database.index(sources["v2"], name="t", replace=True)
         _verify(db, versions, ("v2",))
         for side in db.parent.glob(f"{db.name}*"):
             side.unlink()

@@ -103,7 +103,7 @@ def test_queries_and_listings_see_one_version_while_a_writer_reindexes(
         try:
             with treeseek.open(location, hooks=hooks) as db:
                 for r in range(ROUNDS):
-                    db.index(tmp_path / ("beta" if r % 2 == 0 else "alpha"), name="t")
+                    db.index(tmp_path / ("beta" if r % 2 == 0 else "alpha"), name="t", replace=True)
         except Exception as exc:  # a failed writer fails the test below
             failures.append(f"writer: {exc!r}")
         finally:

@@ -129,10 +129,25 @@ def test_db_check_calls_a_file_it_cannot_even_read_damaged(
     else:
         db.write_bytes(b"these are not the bytes of a database\n" * 200)
     proc = _cli("query", "t", "handler request", "--db", str(db))
-    _one_line_error(proc, str(db), "damaged", "db check")
+    line = _one_line_error(proc, str(db), "damaged", "db check")
     check = _cli("db", "check", "--db", str(db))
     assert check.returncode == 3 and "damaged" in check.stderr, check.stderr
     assert "Traceback" not in check.stderr
+    if damage == "not a database":
+        # maybe a file --db names by mistake: never "delete it"; say what it is instead
+        for said in (line, check.stderr):
+            assert "not a SQLite file" in said and "delete" not in said, said
+    else:
+        assert "not a SQLite file" not in line
+
+
+def test_a_text_file_given_as_the_database_is_not_advised_for_deletion(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n" * 100)
+    for args in (("trees",), ("index", str(tmp_path), "--name", "n")):
+        line = _one_line_error(_cli(*args, "--db", str(notes)), str(notes), "not a SQLite file")
+        assert "delete" not in line and "--db" in line
+    assert notes.read_text() == "my notes\n" * 100
 
 
 def test_db_check_of_a_missing_file_is_an_error_not_a_verdict(tmp_path: Path) -> None:
@@ -152,12 +167,12 @@ def test_a_full_disk_during_index_is_one_line_and_the_old_version_stays(
     finally:
         before.close()
     limit = db.stat().st_size + 4 * PAGE  # the WAL of the new version cannot fit
-    proc = _cli("index", str(bigger), "--name", "t", "--db", str(db), fsize=limit)
+    proc = _cli("index", str(bigger), "--name", "t", "--db", str(db), "--replace", fsize=limit)
     _one_line_error(proc, str(db), "full or a file-size limit", "previous version is intact")
     with treeseek.open(db, create=False) as database:
         assert [(n.path, n.content_hash) for n in database.walk("t")] == old
         assert database.store.check().ok
-        database.index(bigger, name="t")  # with room, the next index succeeds
+        database.index(bigger, name="t", replace=True)  # with room, the next index succeeds
         assert database.tree("t").file_count == 60
 
 
@@ -192,7 +207,7 @@ def test_a_tiny_file_system_filling_up_is_one_line_and_the_old_version_stays(
         database.index(small, name="t")
         old = [(n.path, n.content_hash) for n in database.walk("t")]
     bigger = _checkout(tmp_path / "bigger", 40, 60_000, tag="v2")
-    proc = _cli("index", str(bigger), "--name", "t", "--db", str(db))
+    proc = _cli("index", str(bigger), "--name", "t", "--db", str(db), "--replace")
     _one_line_error(proc, str(db), "full")
     with treeseek.open(db, create=False) as database:
         assert [(n.path, n.content_hash) for n in database.walk("t")] == old

@@ -132,3 +132,37 @@ def test_a_code_tree_falls_back_to_its_docs_only_when_the_code_layers_find_nothi
             retrieve_with_docs(_ctx(db, "guide"), "x", layers=["C9"])
     finally:
         db.close()
+
+
+def test_docs_asked_for_alone_are_the_sections_without_a_fallback(db: Database) -> None:
+    """``layers=["DOCS"]``: the documentation sections directly, on a code tree whose code
+    layers would answer too and on a document tree; nothing fell back, so no ``fallback``."""
+    try:
+        question = "how do I deploy with gunicorn?"
+        code_tree = retrieve_with_docs(_ctx(db, "repo"), question, layers=[DOCS_LAYER])
+        assert code_tree.fallback is None
+        assert [i.layer for i in code_tree.items] == [DOCS_LAYER] * len(code_tree.items)
+        assert code_tree.items[0].title == "Demo > Deployment"
+        # the same sections the fallback gives, in the same order
+        fell = retrieve_with_docs(_ctx(db, "repo"), question, layers=["C1_SYMBOL_CATALOG"])
+        assert code_tree.items == fell.items
+        # "add" is answered by code, but DOCS asks for documentation only
+        add = retrieve_with_docs(_ctx(db, "repo"), "the adder", layers=[DOCS_LAYER])
+        assert add.items and {i.metadata["artifact_type"] for i in add.items} == {"DOC"}
+        doc_tree = retrieve_with_docs(
+            _ctx(db, "guide"), "how do I deploy with nginx?", layers=[DOCS_LAYER], limit=2
+        )
+        assert doc_tree.fallback is None and doc_tree.items[0].title == "Guide > Deployment"
+        assert len(doc_tree.items) <= 2
+    finally:
+        db.close()
+
+
+def test_docs_with_code_layers_or_no_layer_at_all_is_a_clear_error(db: Database) -> None:
+    try:
+        with pytest.raises(ConfigError, match="DOCS is asked for alone"):
+            retrieve_with_docs(_ctx(db, "repo"), "x", layers=["C1_SYMBOL_CATALOG", DOCS_LAYER])
+        with pytest.raises(ConfigError, match="no layer"):
+            retrieve_with_docs(_ctx(db, "repo"), "x", layers=[])
+    finally:
+        db.close()

@@ -19,7 +19,7 @@ import pytest
 import treeseek
 from treeseek.code.graph import CodeGraph
 from treeseek.database import Database
-from treeseek.errors import AmbiguousSymbol, NodeNotFound
+from treeseek.errors import AmbiguousSymbol, ConfigError, NodeNotFound
 from treeseek.search.graph import call_sites
 from treeseek.search.graph.lookup import TreeLookup
 from treeseek.search.graph.tree_graph import TreeCodeGraph, tree_code_graph
@@ -120,6 +120,8 @@ def _found(find: Callable[[str], str], name: str) -> tuple[str, str]:
         return "ambiguous", str(exc)
     except NodeNotFound as exc:
         return "not found", str(exc)
+    except ConfigError as exc:  # nothing to look up (""): bad input, as both say
+        return "bad input", str(exc)
 
 
 def _names(graph: CodeGraph) -> list[str]:
@@ -148,7 +150,12 @@ def test_names_are_found_as_the_whole_graph_finds_them(
         assert len(names) > 40
         outcomes = {n: _found(lookup.find, n) for n in names}
     assert outcomes == {n: _found(loaded.graph.find, n) for n in names}
-    assert {kind for kind, _ in outcomes.values()} == {"node", "ambiguous", "not found"}
+    assert {kind for kind, _ in outcomes.values()} == {
+        "node",
+        "ambiguous",
+        "not found",
+        "bad input",
+    }
 
 
 def test_callers_and_callees_are_those_of_the_whole_graph(

@@ -15,11 +15,19 @@ from typing import Annotated
 import typer
 
 from treeseek.cli.app import app
-from treeseek.cli.common import DbOption, JsonOption, display_path, out_console, print_json
+from treeseek.cli.common import (
+    DbOption,
+    JsonOption,
+    display_path,
+    one_line,
+    out_console,
+    print_json,
+)
 from treeseek.config import resolve_db_path
 from treeseek.errors import ConfigError, StoreError
 from treeseek.index.transfer import copy_trees
 from treeseek.store import check_store, open_store
+from treeseek.store.failures import lacks_sqlite_header, not_sqlite_message
 
 #: the exit status of ``db check`` when the database is damaged (1: it could not be checked)
 DAMAGED_EXIT = 3
@@ -111,12 +119,20 @@ def check_command(
     elif report.ok:
         out_console.print(f"{display_path(report.location)}: intact ({', '.join(report.checks)})")
     else:
+        # one_line: a path (or a problem quoting one) never reaches the terminal raw
         for problem in report.problems:
-            typer.echo(f"{report.location}: {problem}", err=True)
-        typer.echo(
-            f"error: the database {report.location} is damaged; restore it from a backup, or"
-            " delete it and index again (treeseek will not write into it meanwhile)",
-            err=True,
-        )
+            typer.echo(one_line(f"{report.location}: {problem}"), err=True)
+        if isinstance(location, Path) and lacks_sqlite_header(location):
+            # perhaps a file named by mistake: say what it is, never "delete it"
+            typer.echo(one_line(f"error: {not_sqlite_message(report.location)}"), err=True)
+        else:
+            typer.echo(
+                one_line(
+                    f"error: the database {report.location} is damaged; restore it from a"
+                    " backup, or delete it and index again (treeseek will not write into it"
+                    " meanwhile)"
+                ),
+                err=True,
+            )
     if not report.ok:
         raise typer.Exit(DAMAGED_EXIT)

@@ -151,7 +151,11 @@ def print_files(result: Result, show_content: bool, stats: bool = False) -> None
 
 def read_question(question: str | None, question_file: Path | None) -> str:
     """The question from the argument, stdin (``-``) or ``--question-file`` (exactly one)."""
-    if (question is None) == (question_file is None):
+    if question is not None and question_file is not None:
+        usage_error(
+            "give the question as an argument ('-' for stdin) or with --question-file, not both"
+        )
+    if question is None and question_file is None:
         usage_error("give the question as an argument, '-' for stdin, or --question-file FILE")
     if question is not None and question != "-":
         return question

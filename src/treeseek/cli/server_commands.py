@@ -224,6 +224,14 @@ def watch_command(
     debounce: Annotated[
         int, typer.Option(help="Milliseconds of quiet before re-indexing.", min=50, max=3_600_000)
     ] = 500,
+    replace: Annotated[
+        bool,
+        typer.Option(
+            "--replace",
+            help="Let --name's existing tree, built from another directory, become DIR's"
+            " (as `treeseek index --replace`; a moved checkout needs it once).",
+        ),
+    ] = False,
     db: DbOption = None,
 ) -> None:
     """Index DIR, then re-index it (incrementally) whenever a file under it changes."""
@@ -243,7 +251,7 @@ def watch_command(
         said: set[str] = set()  # warnings already shown: each run repeats the standing ones
 
         def index() -> None:
-            report = database.index(root, name=name)
+            report = database.index(root, name=name, replace=replace)
             info = report.tree
             out_console.print(
                 f"{time.strftime('%H:%M:%S')} indexed {info.name}: {report.added} added,"

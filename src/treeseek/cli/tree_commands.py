@@ -183,6 +183,14 @@ def index_command(
             " tree of sections (a document file is always indexed so).",
         ),
     ] = False,
+    replace: Annotated[
+        bool,
+        typer.Option(
+            "--replace",
+            help="Let --name's existing tree be replaced by this source (a tree is otherwise"
+            " re-indexed only from where it was built; a moved checkout needs it once).",
+        ),
+    ] = False,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -211,6 +219,7 @@ def index_command(
             progress=update,
             rev=rev,
             documents=documents,
+            replace=replace,
         )
     if as_json:
         print_json(_report_dict(report))

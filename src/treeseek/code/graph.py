@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from treeseek.code.model import EdgeType, FileCodeIndex, split_symbol_id, symbol_id
 from treeseek.code.modules import python_module_names
 from treeseek.code.resolve import ResolvedTree, resolve_tree
-from treeseek.errors import AmbiguousSymbol, NodeNotFound
+from treeseek.errors import AmbiguousSymbol, ConfigError, NodeNotFound
 
 CONTAINS = "contains"
 EDGE_KINDS: tuple[str, ...] = (
@@ -84,6 +84,11 @@ class NodeNames(ABC):
         match, :class:`~treeseek.errors.NodeNotFound` when none does.
         """
         name = name.strip()
+        if not name:  # nothing to look up: bad input, not a miss
+            raise ConfigError(
+                "give a name: a path, a symbol id (path::Class.method), a dotted module,"
+                " module.qname or a unique short name"
+            )
         found = self.node(name)
         if found is not None:
             return found

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from treeseek.code.model import Symbol, split_symbol_id, symbol_id
 from treeseek.context.source import TreeSource
-from treeseek.errors import AmbiguousSymbol, NodeNotFound, PathError
+from treeseek.errors import AmbiguousSymbol, ConfigError, NodeNotFound, PathError
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +87,7 @@ def resolve_symbol(source: TreeSource, ref: str) -> ResolvedSymbol:
 
 def _resolve_in_tree(source: TreeSource, name: str) -> ResolvedSymbol:
     if not name:
-        raise NodeNotFound("give a symbol name")
+        raise ConfigError("give a symbol name")  # nothing to look up: bad input, not a miss
     code = source.code
     if code is None:
         raise NodeNotFound(f"tree {source.tree!r} has no code index to look {name!r} up in")

@@ -282,7 +282,9 @@ class ContentsUniverse:
                 GitTreeBuilder(git_dir, key[1], root=f"eval-{root}") as builder,
                 treeseek.open(partial, hooks=hooks) as db,
             ):
-                report = db.index(builder, name=CONTENTS_TREE)
+                # a copy of the neighbour's tree (its root names that commit's database)
+                # becomes this commit's: a replacement by design
+                report = db.index(builder, name=CONTENTS_TREE, replace=True)
             for suffix in _SQLITE_SIDE_FILES:  # closed cleanly: nothing left to checkpoint
                 side = partial.with_name(partial.name + suffix)
                 if side.exists() and side.stat().st_size:

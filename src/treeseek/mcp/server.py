@@ -81,6 +81,7 @@ def render_search(answer: dict[str, Any]) -> str:
         f"{_fresh_note(answer['freshness'])}"
     )
     lines = [head]
+    lines += [f"note: {note}" for note in answer.get("notes") or ()]
     if answer.get("context") is not None:
         budget = answer.get("budget") or {}
         lines[0] += f" · {budget.get('used', '?')}/{budget.get('limit', '?')} tokens"
@@ -258,12 +259,14 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
         path: str | None = None,
         tree: str | None = None,
         rev: str | None = None,
+        replace: bool = False,
     ) -> str:
         """Index a directory (absolute path; a bare git repository indexes its HEAD or
         `rev`) as `tree`, or re-index `tree` from where it was built (only changed files are
-        read). Sends progress while it runs; returns only after the new version is committed
-        and searchable."""
-        job = await _call(lambda: jobs.submit(tree=tree, source=path, rev=rev))
+        read). An existing `tree` built from another directory is an error unless `replace`
+        is true. Sends progress while it runs; returns only after the new version is
+        committed and searchable."""
+        job = await _call(lambda: jobs.submit(tree=tree, source=path, rev=rev, replace=replace))
         last: tuple[str, int] | None = None
         while not job._event.is_set():
             await anyio.to_thread.run_sync(job._event.wait, 0.25)

@@ -275,7 +275,9 @@ def create_app(service: Service, *, token: str | None = None, jobs: Jobs | None 
         """Index ``source`` into ``tree``, or re-index ``tree`` from where it was built: a job
         (poll ``/v1/jobs/{id}``; ``done`` only after the new version is committed)."""
         req = body or m.IndexRequest()
-        job = await run(lambda: jobs.submit(tree=tree, source=req.source, rev=req.rev))
+        job = await run(
+            lambda: jobs.submit(tree=tree, source=req.source, rev=req.rev, replace=req.replace)
+        )
         return job.to_dict()
 
     @get("/jobs", m.JobList)
@@ -369,9 +371,15 @@ def create_app(service: Service, *, token: str | None = None, jobs: Jobs | None 
         best documentation sections as ``DOCS`` items and ``fallback: "docs"``."""
         from treeseek.errors import ConfigError
 
-        tree = body.tree or body.project_id or body.rag_session_id
-        if not tree:
+        named = [body.tree, body.project_id, body.rag_session_id]
+        given = list(dict.fromkeys(name for name in named if name))
+        if not given:
             raise ConfigError("give tree (or project_id / rag_session_id)")
+        if len(given) > 1:  # which one was meant is not guessed
+            raise ConfigError(
+                f"tree, project_id and rag_session_id name one tree; they say {given!r:.200}"
+            )
+        tree = given[0]
         return await run(
             lambda: service.code_items(tree, body.query, layers=body.layers, limit=body.limit)
         )

@@ -6,11 +6,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Layer = Literal["C0_SOURCE_CHUNKS", "C1_SYMBOL_CATALOG", "C2_DEPENDENCY_GRAPH", "C3_ENTRYPOINTS"]
-#: an item's layer: a code layer, or documentation sections (the fallback)
-ItemLayer = Literal[
+#: a layer: a code layer, or documentation sections (the fallback, or asked for alone)
+Layer = Literal[
     "C0_SOURCE_CHUNKS", "C1_SYMBOL_CATALOG", "C2_DEPENDENCY_GRAPH", "C3_ENTRYPOINTS", "DOCS"
 ]
+ItemLayer = Layer
 
 
 class Strict(BaseModel):
@@ -93,6 +93,11 @@ class IndexRequest(Strict):
         "roots; omit to re-index the tree from where it was built.",
     )
     rev: str | None = Field(default=None, description="git: the commit, branch or tag")
+    replace: bool = Field(
+        default=False,
+        description="An existing tree of this name built from another source becomes this "
+        "source's (else that is a 400).",
+    )
 
 
 class JobOut(BaseModel):
@@ -101,9 +106,9 @@ class JobOut(BaseModel):
     source: str
     rev: str | None
     state: Literal["queued", "running", "done", "failed"]
-    phase: str
-    done: int
-    total: int | None
+    phase: str = Field(description="queued, scan, read, write, done")
+    done: int = Field(description="progress in the phase; once done: the files checked")
+    total: int | None = Field(description="the phase's total if known; once done: the files")
     error: str | None
     report: dict[str, Any] | None = Field(description="done: what the index run changed")
 
@@ -169,6 +174,11 @@ class QueryResponse(BaseModel):
     symbols: list[str] | None = None
     outlines: list[dict[str, Any]] | None = None
     level: str | None = None
+    notes: list[str] = Field(
+        default_factory=list,
+        description="what the answer could not do as asked: vectors the tree lacks, an option "
+        "the strategy ignores (empty when none)",
+    )
 
 
 class FileResponse(BaseModel):
@@ -253,7 +263,11 @@ class RetrieveRequest(Strict):
     project_id: str | None = Field(default=None, description="Alias of tree (the spec's name).")
     rag_session_id: str | None = Field(default=None, description="Alias of tree.")
     query: str
-    layers: list[Layer] | None = Field(default=None, description="Default: all four.")
+    layers: list[Layer] | None = Field(
+        default=None,
+        description="Default: the four code layers. DOCS (alone): documentation sections "
+        "directly, without a fallback.",
+    )
     limit: int = Field(default=8, description="How many items (the spec's default: 8).")
 
 

@@ -357,33 +357,43 @@ class Service:
         **options: Any,
     ) -> dict[str, Any]:
         """The files that answer ``question`` (``options``: QueryOptions fields such as
-        ``strategy``, ``ranker``, ``hints``), with the tree's freshness."""
+        ``strategy``, ``ranker``, ``hints``), with the tree's freshness and ``notes``: what
+        the answer could not do as asked (what the CLI says on stderr)."""
         self.check_question(question)
         _limit("k", k, self.limits.max_k)
         _limit("budget", budget, self.limits.max_budget)
         info = self.db.tree(tree)
         options = {key: value for key, value in options.items() if value is not None}
         answer: dict[str, Any] = {"tree": tree, "query": question}
-        if budget is not None:
-            answer.update(self._budgeted(tree, question, k, budget, options))
+        if budget is not None or options.get("disclose") is not None:
+            data, notes = self._budgeted(tree, question, k, budget, options)
         else:
             result = self.db.query(
                 tree, question, navigator=self.navigator, k=k, include_content=content, **options
             )
             data = result.to_dict()
             data.pop("trace", None)
-            answer.update(data)
+            notes = result.trace.params.get("notes") or []
+        answer.update(data)
+        answer["notes"] = [str(note) for note in notes]
         answer["freshness"] = self.freshness(tree, info=info).to_dict()
         if self.prewarmer is not None:
             self.prewarmer.note(tree)
         return answer
 
     def _budgeted(
-        self, tree: str, question: str, k: int, budget: int, options: dict[str, Any]
-    ) -> dict[str, Any]:
-        ctx = self.db.query(tree, question, navigator=self.navigator, k=k, budget=budget, **options)
+        self, tree: str, question: str, k: int, budget: int | None, options: dict[str, Any]
+    ) -> tuple[dict[str, Any], list[Any]]:
+        """The budgeted context and the notes of the query under it (one snapshot, as
+        ``db.query(budget=)`` does)."""
+        disclose = options.pop("disclose", None) or "spans"
+        with self.db.snapshot():
+            result = self.db.query(
+                tree, question, navigator=self.navigator, k=k, include_content=False, **options
+            )
+            ctx = self.db.disclose(tree, result, disclose, budget=budget, query=question)
         data: dict[str, Any] = ctx.to_dict()
-        return data
+        return data, list(result.trace.params.get("notes") or [])
 
     # -- files ---------------------------------------------------------------------------
     @reading
@@ -472,8 +482,19 @@ class Service:
 
     @reading
     def outline(self, tree: str, path: str = "") -> dict[str, Any]:
-        """The symbols of a file, or of every code file under a directory."""
-        data: dict[str, Any] = self.db.outline(tree, check_path(path)).to_dict()
+        """The symbols of a file, or of every code file under a directory; an outline of
+        more tokens than the server's budget limit (a whole large tree's: MBs) is refused
+        with what to ask for instead."""
+        outline = self.db.outline(tree, check_path(path))
+        tokens = sum(f.tokens for f in outline.files)
+        if tokens > self.limits.max_budget:
+            where = f"{outline.path!r}" if outline.path else "the whole tree"
+            raise LimitExceeded(
+                f"the outline of {where} is {tokens:,} tokens ({len(outline.files):,} files),"
+                f" over this server's limit of {self.limits.max_budget:,}; outline a"
+                " subdirectory or a file (search finds where to look)"
+            )
+        data: dict[str, Any] = outline.to_dict()
         return data
 
     @reading
@@ -635,7 +656,7 @@ class Service:
         ctx = SearchContext(
             store=self.db.store, tree=info, navigator=self.navigator, caches=self.db.caches
         )
-        wanted = tuple(layers) if layers else LAYERS
+        wanted = tuple(layers) if layers is not None else LAYERS
         found = retrieve_with_docs(ctx, query, layers=wanted, limit=limit)
         out: dict[str, Any] = {"items": [asdict(item) for item in found.items]}
         if found.fallback is not None:

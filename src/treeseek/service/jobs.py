@@ -57,6 +57,7 @@ class Job:
     tree: str
     source: str
     rev: str | None = None
+    replace: bool = False  # the tree may become ``source``'s (see treeseek.index.origin)
     state: str = "queued"
     phase: str = "queued"  # scan (listing files), read, write (committing), done
     done: int = 0
@@ -173,6 +174,7 @@ class Jobs:
         tree: str | None = None,
         source: str | None = None,
         rev: str | None = None,
+        replace: bool = False,
         listener: Listener | None = None,
     ) -> Job:
         """Queue an index run: ``source`` (a directory under the server's index roots, or a
@@ -196,15 +198,29 @@ class Jobs:
                     " git trees can be re-indexed here"
                 )
             if not Path(source_path).is_dir():
-                raise NodeNotFound(f"{source_path}, where tree {tree!r} was built, is gone")
+                raise NodeNotFound(
+                    f"{source_path}, where tree {tree!r} was built, is gone; if it moved,"
+                    " index the new directory into it as source with replace"
+                )
         else:
             source_path = str(self.service.check_index_source(source))
             if tree is None:
                 tree = Path(source_path).name.removesuffix(".git") or "tree"
+            if not self.service.db.store.has_tree(tree):  # as the run would: now, not failed
+                from treeseek.database import check_new_tree_name
+
+                check_new_tree_name(tree)
+            elif not replace:  # refused now, not as a failed job (the run checks it again)
+                self._check_origin(tree, source_path, rev)
         with self._lock:
             waiting = [j for j in self._jobs.values() if j.state == "queued"]
             for queued in waiting:  # not started yet: it will read what this one would
-                if (queued.tree, queued.source, queued.rev) == (tree, source_path, rev):
+                if (queued.tree, queued.source, queued.rev, queued.replace) == (
+                    tree,
+                    source_path,
+                    rev,
+                    replace,
+                ):
                     return queued
             if len(waiting) >= MAX_QUEUED_JOBS:
                 from treeseek.service.core import LimitExceeded
@@ -213,7 +229,7 @@ class Jobs:
                     f"{len(waiting)} index jobs are already queued, this server's limit; wait"
                     " for them to finish (GET /v1/jobs) and submit again"
                 )
-            job = Job(id=self._new_id(), tree=tree, source=source_path, rev=rev)
+            job = Job(id=self._new_id(), tree=tree, source=source_path, rev=rev, replace=replace)
             self._jobs[job.id] = job
             while len(self._jobs) > KEPT_JOBS:
                 oldest = next(iter(self._jobs.values()))
@@ -223,6 +239,20 @@ class Jobs:
         self._publish(job)
         self._pool.submit(self._run, job, listener)
         return job
+
+    def _check_origin(self, tree: str, source_path: str, rev: str | None) -> None:
+        """BuildError now when ``tree`` exists and was built from elsewhere than
+        ``source_path`` (:func:`treeseek.index.origin.check_origin`, as the run does)."""
+        from treeseek.database import is_bare_git_repository
+        from treeseek.index.origin import check_origin
+        from treeseek.trees.git import checkout_git_dir
+
+        path = Path(source_path).resolve()
+        if rev is not None or is_bare_git_repository(path):
+            kind, root = TreeSource.GIT, f"{checkout_git_dir(path)}@{rev or 'HEAD'}"
+        else:
+            kind, root = TreeSource.FILESYSTEM, str(path)
+        check_origin(self.service.db.store, tree, kind, root)
 
     def _new_id(self) -> str:
         """``job-N`` in one process; with a board, ids no other process can also make."""
@@ -248,7 +278,7 @@ class Jobs:
         try:
             self._publish(job)
             report = self.service.db.index(
-                job.source, name=job.tree, rev=job.rev, progress=progress
+                job.source, name=job.tree, rev=job.rev, progress=progress, replace=job.replace
             )
         except TreeseekError as exc:
             job.state, job.error = "failed", str(exc)
@@ -258,6 +288,9 @@ class Jobs:
             # the report is returned after the commit: the new version is readable now
             job.report = report_dict(report)
             job.state = job.phase = "done"
+            # done/total of a finished job: the files it checked (the last phase's count is
+            # the nodes written, 0/0 when nothing changed); the report says what changed
+            job.done = job.total = report.tree.file_count
         job.finished = time.time()
         try:
             self._publish(job)

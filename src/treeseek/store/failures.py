@@ -34,6 +34,31 @@ SQLITE_BUSY = 5
 SQLITE_LOCKED = 6
 
 
+#: the first 16 bytes of every SQLite database file
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def lacks_sqlite_header(path: Path) -> bool:
+    """Whether ``path`` is a non-empty file that does not start as every SQLite database
+    does: a file named as the database by mistake (notes, a path list), or one whose header
+    was overwritten. Either way not a file to advise deleting."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(len(SQLITE_HEADER))
+    except OSError:
+        return False
+    return bool(head) and head != SQLITE_HEADER
+
+
+def not_sqlite_message(path: Path | str) -> str:
+    """What to say of a database path whose file is not SQLite (see lacks_sqlite_header)."""
+    return (
+        f"the database {path} is not a SQLite file (it lacks SQLite's header): if --db or"
+        " TREESEEK_DB names the wrong file, point it at a treeseek database; if it was one, it"
+        f" is damaged beyond repair (`treeseek db check --db {path}`): restore it from a backup"
+    )
+
+
 class _Failing(Protocol):
     def _failure(self, exc: Exception) -> StoreError: ...
 
@@ -47,6 +72,8 @@ def sqlite_failure(exc: sqlite3.Error, path: Path) -> StoreError:
     """The one-line error of a failed SQLite operation on the database ``path``."""
     code = primary_code(exc)
     detail = str(exc).strip() or type(exc).__name__
+    if code == SQLITE_NOTADB and lacks_sqlite_header(path):
+        return CorruptDatabase(not_sqlite_message(path))
     if code in (SQLITE_CORRUPT, SQLITE_NOTADB):
         return CorruptDatabase(
             f"the database {path} is damaged ({detail}): nothing more is written to it;"

@@ -15,7 +15,8 @@ section's own text, cut at :data:`MAX_CONTENT_CHARS`), ``layer`` ``DOCS``, ``tit
 path joined by `` > ``), the line span in the document's own lines (None for page-numbered
 documents: the span is then in ``metadata``), the section's score, and ``metadata`` with
 ``artifact_type`` ``DOC``. :attr:`Retrieved.fallback` is ``"docs"`` whenever the items are
-sections.
+sections standing in for code layers; ``layers=["DOCS"]`` (alone: sections and code items are
+ranked apart) asks for the sections directly, without a ``fallback``.
 """
 
 from __future__ import annotations
@@ -118,6 +119,14 @@ def code_tree_doc_items(ctx: SearchContext, query: str, limit: int) -> list[Retr
     return items
 
 
+def doc_items(ctx: SearchContext, query: str, limit: int) -> list[RetrievalItem]:
+    """The tree's best documentation sections: a document tree's own, a code tree's
+    Markdown/reST sections."""
+    if ctx.tree.source.is_filesystem:
+        return code_tree_doc_items(ctx, query, limit)
+    return document_tree_items(ctx, query, limit)
+
+
 def retrieve_with_docs(
     ctx: SearchContext,
     query: str,
@@ -126,15 +135,29 @@ def retrieve_with_docs(
     limit: int = DEFAULT_LIMIT,
 ) -> Retrieved:
     """Code items of ``layers`` for ``query``, or documentation sections when there are none
-    (see the module docstring)."""
+    (see the module docstring); ``layers=["DOCS"]`` (alone) asks for the sections directly,
+    and the answer then has no ``fallback``."""
+    if not layers:
+        raise ConfigError(
+            f"no layer asked for; omit layers for the four code layers, or choose from "
+            f"{', '.join(LAYERS)}, {DOCS_LAYER}"
+        )
+    if DOCS_LAYER in layers:
+        if any(name != DOCS_LAYER for name in layers):
+            raise ConfigError(
+                f"{DOCS_LAYER} is asked for alone (documentation sections and code items are "
+                'ranked apart): ask for ["DOCS"], or for code layers, whose answer falls '
+                "back to the documentation when they find nothing"
+            )
+        return Retrieved(doc_items(ctx, query, limit))
     unknown = [name for name in layers if name not in LAYER_RANK]
     if unknown:
-        raise ConfigError(f"unknown layer(s) {unknown}; choose from {', '.join(LAYERS)}")
+        raise ConfigError(
+            f"unknown layer(s) {unknown}; choose from {', '.join(LAYERS)}, {DOCS_LAYER}"
+        )
     if ctx.tree.source.is_filesystem:
         items = code_items(ctx, query, layers=layers, limit=limit)
         if items:
             return Retrieved(items)
-        docs = code_tree_doc_items(ctx, query, limit)
-    else:
-        docs = document_tree_items(ctx, query, limit)
+    docs = doc_items(ctx, query, limit)
     return Retrieved(docs, "docs" if docs else None)
