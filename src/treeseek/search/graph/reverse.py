@@ -105,6 +105,8 @@ class ReverseIndex:
         #: the import rows that bind a name of their own: (the words they mention, the names)
         self._bindings: list[tuple[frozenset[str], frozenset[str]]] | None = None
         self._inherits: list[_Row] | None = None
+        #: content hash -> its symbols' kinds by qualified name (read for nested classes)
+        self._kinds: dict[str, dict[str, SymbolKind]] = {}
 
     # --- rows -------------------------------------------------------------------------------
 
@@ -221,13 +223,13 @@ class ReverseIndex:
         # a base `p.X` of a class nested in a function may go through that function's
         # parameter `p: Base` (Resolver.typed_parameter): only under a symbol that is not a
         # class, which the symbols' kinds tell without reading the files
-        heads = self._code.symbol_heads({r.digest for r in nested})
-        kinds: dict[str, dict[str, SymbolKind]] = {}
+        kinds = self._kinds
+        unread = {r.digest for r in nested} - kinds.keys()
+        heads = self._code.symbol_heads(unread)
+        for digest in unread:
+            kinds[digest] = {h.qname: h.kind for h in heads.get(digest, ())}
         for row in nested:
-            of = kinds.get(row.digest)
-            if of is None:
-                of = kinds[row.digest] = {h.qname: h.kind for h in heads.get(row.digest, ())}
-            if _under_a_function(row.src.rsplit(".", 1)[0], of):
+            if _under_a_function(row.src.rsplit(".", 1)[0], kinds.get(row.digest, {})):
                 found.append(row)
         return self._by_path(found)
 
