@@ -1,4 +1,5 @@
-"""Callers and callees of one name without building the tree's graph.
+"""Callers, callees, importers, class hierarchies and members of one name without building
+the tree's graph.
 
 The whole graph (:mod:`treeseek.search.graph.tree_graph`) reads and resolves every file of a
 tree: seconds on django, over a minute and gigabytes on a 50,000-file tree. A call-site query
@@ -11,6 +12,9 @@ as the whole graph does:
 * callers read and resolve only the files with a call edge whose callee's last name is the
   symbol's (an indexed read, :meth:`~treeseek.store.code_base.CodeStore.calls_named`), in
   path order as the whole graph lists them; callees resolve only the symbol's file;
+* importers and subclasses resolve only the import or base-class rows that can name the node
+  (:class:`~treeseek.search.graph.reverse.ReverseIndex`, a complete superset read from the
+  rows as written), subclasses one level of the hierarchy at a time;
 * resolution looks files up as it needs them (:meth:`~treeseek.code.resolve_base.TreeFacts.lazy`,
   :class:`~treeseek.code.resolve.Resolvers`): an import followed, a base class, a module's
   re-exports. Each edge's target is a function of the tree's facts only, so it is the same
