@@ -10,6 +10,7 @@ candidates changes an answer here."""
 from __future__ import annotations
 
 import io
+import json
 import shutil
 import subprocess
 import tarfile
@@ -20,8 +21,10 @@ from typing import Any
 
 import click
 import pytest
+from typer.testing import CliRunner
 
 import treeseek
+from treeseek.cli.app import load_commands
 from treeseek.code.graph import CodeGraph
 from treeseek.database import Database
 from treeseek.search.graph import reverse
@@ -284,3 +287,24 @@ def test_a_reverse_lookup_reads_a_few_files_of_a_large_tree(tmp_path: Path) -> N
     assert subclasses == graph.subclasses("treeseek/errors.py::TreeseekError", transitive=True)
     assert len(subclasses) > 5
     assert read < len(graph.files) / 3
+
+
+def test_the_command_answers_reverse_relations_as_the_whole_graph(tmp_path: Path) -> None:
+    with treeseek.open(tmp_path / "t.db") as db:
+        db.index(_source(tmp_path, "reexports"), name="t")
+        graph = tree_code_graph(db.store, "t").graph
+    app = load_commands()
+    runner = CliRunner()
+    asked = [
+        ("importers", "rx.base", [], graph.importers("rx/base.py")),
+        ("importers", "web/index.js", [], graph.importers("web/index.js")),
+        ("subclasses", "Base", ["--transitive"], graph.subclasses("rx/base.py::Base", True)),
+        ("subclasses", "rx.sub.deep.Holder", [], graph.subclasses("rx/sub/deep.py::Holder")),
+    ]
+    for relation, name, options, expected in asked:
+        args = ["graph", "t", relation, name, *options, "--db", str(tmp_path / "t.db")]
+        result = runner.invoke(app, [*args, "--json"])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)[relation] == expected != []
+        text = runner.invoke(app, args)
+        assert text.stdout.splitlines() == expected
