@@ -1,14 +1,19 @@
-"""Benchmark ``treeseek graph callers|callees``: the name-first lookup against the whole graph.
+"""Benchmark ``treeseek graph callers|callees|importers|subclasses``: the name-first lookup
+against the whole graph.
 
 For each ``RELATION:NAME`` asked, in one process, as medians over ``--runs``: the lookup
 (:class:`~treeseek.search.graph.lookup.TreeLookup`, what the command does: find the name,
 read and resolve only the files that may matter) and the whole-graph path it replaced
-(build the tree's graph, find the name, the same call sites), with the ratio, how many files
-the lookup read, and whether the two answers (node and call sites, or the same error) are
-identical. Prints one JSON line per name.
+(build the tree's graph, find the name, the same call sites or related nodes), with the
+ratio, how many files the lookup read, and whether the two answers (node and call sites or
+nodes, or the same error) are identical. ``RELATION`` is ``callers``, ``callees``,
+``importers``, ``subclasses`` or ``all-subclasses`` (``--transitive``). Prints one JSON line
+per name.
 
     python bench/bench_graph_lookup.py DB --tree django \\
-        --ask callers:QuerySet.filter --ask callees:QuerySet.filter [--runs 3] [--whole-runs 1]
+        --ask callers:QuerySet.filter --ask callees:QuerySet.filter \\
+        --ask importers:django/db/models/query.py --ask all-subclasses:Field \\
+        [--runs 3] [--whole-runs 1]
 
 The whole graph of a 50,000-file tree takes over a minute and gigabytes to build:
 ``--whole-runs 0`` skips it (no ratio, no comparison). Run it nice'd on a shared machine.
@@ -34,27 +39,39 @@ from treeseek.store.base import Store
 Answer = tuple[str, object]
 
 
-def _answer(ask: Callable[[], tuple[str, list[call_sites.CallSite]]]) -> Answer:
+RELATIONS = ("callers", "callees", "importers", "subclasses", "all-subclasses")
+Found = tuple[str, "list[call_sites.CallSite] | list[str]"]
+
+
+def _answer(ask: Callable[[], Found]) -> Answer:
     try:
-        return "sites", ask()
+        return "found", ask()
     except NodeNotFound as exc:  # AmbiguousSymbol too: the candidates are in the message
         return type(exc).__name__, str(exc)
 
 
 def _sites(answer: Answer) -> int | None:
     kind, found = answer
-    return len(found[1]) if kind == "sites" and isinstance(found, tuple) else None
+    return len(found[1]) if kind == "found" and isinstance(found, tuple) else None
 
 
 def _lookup(store: Store, tree: str, relation: str, name: str) -> tuple[Answer, int]:
     read = 0
 
-    def ask() -> tuple[str, list[call_sites.CallSite]]:
+    def ask() -> Found:
         nonlocal read
         lookup = TreeLookup(store, tree)
         try:
             node = lookup.find(name)
-            found = lookup.callers(node) if relation == "callers" else lookup.callees(node)
+            found: list[call_sites.CallSite] | list[str]
+            if relation == "callers":
+                found = lookup.callers(node)
+            elif relation == "callees":
+                found = lookup.callees(node)
+            elif relation == "importers":
+                found = lookup.importers(node)
+            else:
+                found = lookup.subclasses(node, transitive=relation == "all-subclasses")
         finally:
             read = lookup.layers.read_files()
         return node, found
@@ -64,9 +81,13 @@ def _lookup(store: Store, tree: str, relation: str, name: str) -> tuple[Answer, 
 
 
 def _whole(store: Store, tree: str, relation: str, name: str) -> Answer:
-    def ask() -> tuple[str, list[call_sites.CallSite]]:
+    def ask() -> Found:
         loaded = tree_code_graph(store, tree)
         node = loaded.graph.find(name)
+        if relation == "importers":
+            return node, loaded.graph.importers(node)
+        if relation in ("subclasses", "all-subclasses"):
+            return node, loaded.graph.subclasses(node, transitive=relation == "all-subclasses")
         find = call_sites.callers if relation == "callers" else call_sites.callees
         return node, find(loaded, store, tree, node)
 
@@ -100,8 +121,8 @@ def main() -> None:
         files = db.tree(args.tree).file_count
         for ask in args.ask:
             relation, _, name = ask.partition(":")
-            if relation not in ("callers", "callees"):
-                ap.error(f"--ask RELATION:NAME with RELATION callers or callees, not {ask!r}")
+            if relation not in RELATIONS:
+                ap.error(f"--ask RELATION:NAME with RELATION one of {RELATIONS}, not {ask!r}")
             wall, (answer, read) = _timed(
                 functools.partial(_lookup, db.store, args.tree, relation, name), args.runs
             )
@@ -111,7 +132,7 @@ def main() -> None:
                 "lookup_s": round(wall, 3),
                 "files_read": read,
                 "answer": answer[0],
-                "sites": _sites(answer),
+                "found": _sites(answer),
             }
             if args.whole_runs > 0:
                 whole_wall, whole = _timed(

@@ -448,9 +448,11 @@ class Database(Closing):
     def code_relation(
         self, tree: str, relation: str, name: str, *, transitive: bool = False
     ) -> tuple[str, list[str]]:
-        """``(node, related)``: the node ``name`` names and its ``imports``, ``superclasses``
-        or ``members``, as the tree's graph gives them, read from the node's own file (and
-        what resolving its edges needs) without building the graph."""
+        """``(node, related)``: the node ``name`` names and its ``imports``, ``superclasses``,
+        ``members``, ``importers`` or ``subclasses``, as the tree's graph gives them, without
+        building the graph: from the node's own file (and what resolving its edges needs), and
+        for the reverse relations from the files whose import or base-class rows can name it
+        (:mod:`treeseek.search.graph.reverse`)."""
         from treeseek.search.graph.lookup import TreeLookup
 
         check_name_text(name, "symbol name")
@@ -463,8 +465,13 @@ class Database(Closing):
             return node, lookup.superclasses(node, transitive=transitive)
         if relation == "members":
             return node, lookup.members(node)
+        if relation == "importers":
+            return node, lookup.importers(node)
+        if relation == "subclasses":
+            return node, lookup.subclasses(node, transitive=transitive)
         raise ConfigError(
-            f"read from a node's own file: imports, superclasses, members; not {relation!r}"
+            "read without the whole graph: imports, superclasses, members, importers,"
+            f" subclasses; not {relation!r}"
         )
 
     @reads

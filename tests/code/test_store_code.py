@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -279,3 +280,23 @@ def test_import_refs_are_the_import_edges_as_written(db: Database, repo: Path) -
     assert refs[views] and all("load_profile" in r or "models" in r for r in refs[views])
     assert hashes["app/models.py"] not in refs  # no imports
     assert code.import_refs(set()) == {}
+
+
+def test_base_refs_and_import_bindings_are_those_edges_as_written(db: Database, repo: Path) -> None:
+    (repo / "app" / "admin.py").write_text(
+        "import app.models as m\nfrom app.models import UserProfile as P, load_profile\n"
+        "from app import views\n\n\nclass Admin(P, m.UserProfile):\n    pass\n"
+    )
+    db.index(repo, name="demo")
+    code = db.store.code()
+    hashes = _hashes(db, "demo")
+    admin = hashes["app/admin.py"]
+    edges = code.edges(admin)
+    bases = code.base_refs(set(hashes.values()))
+    assert bases == {admin: [("Admin", "P"), ("Admin", "m.UserProfile")]}
+    assert bases[admin] == [(e.src, e.dst_ref) for e in edges if e.type == EdgeType.INHERITS]
+    bindings = code.import_bindings(set(hashes.values()))
+    assert list(bindings) == [admin]
+    assert [ref for ref, _ in bindings[admin]] == ["app.models", "app.models.UserProfile"]
+    assert [json.loads(payload)["alias"] for _, payload in bindings[admin]] == ["m", "P"]
+    assert code.base_refs(set()) == {} and code.import_bindings(set()) == {}

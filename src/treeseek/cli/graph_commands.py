@@ -94,9 +94,10 @@ def graph_command(
             }
             _emit(as_json, payload, [_site_line(s, relation) for s in sites])
             return
-        if relation in ("imports", "superclasses", "members"):
+        if relation in ("imports", "superclasses", "members", "importers", "subclasses"):
             assert name is not None
-            # from the node's own file (what resolving its edges needs), not the graph
+            # from the node's own file (what resolving its edges needs), or for the reverse
+            # relations the files whose rows can name it, not the graph
             node, related = database.code_relation(tree, relation, name, transitive=transitive)
             _emit(as_json, {"tree": tree, "node": node, relation: related}, related)
             return
@@ -128,17 +129,11 @@ def graph_command(
             walked = {"tree": tree, "node": node, "files": [list(f) for f in files]}
             _emit(as_json, walked, [f"{score:.3f}  {path}" for path, score in files])
             return
-        result = _relation(graph, relation, node, hops, kinds, transitive)
+        result = _neighbours(graph, node, hops, kinds)
         _emit(as_json, {"tree": tree, "node": node, relation: result}, _lines(result))
 
 
-def _relation(
-    graph: CodeGraph, relation: str, node: str, hops: int, kinds: str, transitive: bool
-) -> list[str] | dict[str, int]:
-    if relation == "importers":
-        return graph.importers(node)
-    if relation == "subclasses":
-        return graph.subclasses(node, transitive=transitive)
+def _neighbours(graph: CodeGraph, node: str, hops: int, kinds: str) -> dict[str, int]:
     wanted = tuple(x.strip() for x in kinds.split(",") if x.strip())
     unknown = [x for x in wanted if x not in EDGE_KINDS]
     if unknown:

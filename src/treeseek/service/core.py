@@ -544,8 +544,9 @@ class Service:
             # the name first, then only the files its call sites can be in (not the graph)
             node, sites = self.db.call_sites(tree, relation, name)
             return self._call_sites(tree, relation, node, sites, limit)
-        if relation in ("imports", "superclasses", "members") and name:
-            # from the node's own file (what resolving its edges needs), not the graph
+        if relation in ("imports", "superclasses", "members", "importers", "subclasses") and name:
+            # from the node's own file (what resolving its edges needs), or for the reverse
+            # relations the files whose rows can name it, not the graph
             node, related = self.db.code_relation(tree, relation, name, transitive=transitive)
             return {
                 "tree": tree,
@@ -586,24 +587,15 @@ class Service:
             )
         graph = loaded.graph
         node = graph.find(name)
-        found: list[str]
-        distances: dict[str, int] = {}
-        if relation == "importers":
-            found = graph.importers(node)
-        elif relation == "subclasses":
-            found = graph.subclasses(node, transitive=transitive)
-        else:
-            wanted = tuple(kinds) if kinds else tuple(EDGE_KINDS)
-            unknown = [x for x in wanted if x not in EDGE_KINDS]
-            if unknown:
-                raise ConfigError(
-                    f"unknown edge kind(s) {', '.join(unknown)}; use {', '.join(EDGE_KINDS)}"
-                )
-            distances = graph.neighbours(node, hops=hops, kinds=wanted)
-            found = sorted(distances, key=lambda n: (distances[n], n))
-        rows = [
-            {"id": item, **({"distance": distances[item]} if distances else {})} for item in found
-        ]
+        wanted = tuple(kinds) if kinds else tuple(EDGE_KINDS)
+        unknown = [x for x in wanted if x not in EDGE_KINDS]
+        if unknown:
+            raise ConfigError(
+                f"unknown edge kind(s) {', '.join(unknown)}; use {', '.join(EDGE_KINDS)}"
+            )
+        distances = graph.neighbours(node, hops=hops, kinds=wanted)
+        found = sorted(distances, key=lambda n: (distances[n], n))
+        rows = [{"id": item, "distance": distances[item]} for item in found]
         return {
             "tree": tree,
             "relation": relation,

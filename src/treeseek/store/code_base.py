@@ -217,6 +217,16 @@ class CodeStore(Protocol):
         other edges or payloads: what query-time import resolution reads (contents without
         imports are absent)."""
 
+    def base_refs(self, hashes: Collection[str]) -> dict[str, list[tuple[str, str]]]:
+        """Each content's inherits edges as written, ``(class, base)`` (``src``,
+        ``dst_ref``), in edge order, without payloads (contents without bases are absent):
+        what a subclasses query scans for the files that can name a class."""
+
+    def import_bindings(self, hashes: Collection[str]) -> dict[str, list[tuple[str, str]]]:
+        """Each content's import edges that bind a name of their own (an ``alias``, or
+        JavaScript ``names`` pairs), ``(dst_ref, lang_payload)`` with the payload's JSON text
+        undecoded, in edge order (contents without such imports are absent)."""
+
     def entrypoints(self, content_hash: str) -> list[Entrypoint]: ...
 
     def term_ids(self, terms: Collection[str]) -> dict[str, int]:

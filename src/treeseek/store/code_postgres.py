@@ -95,6 +95,13 @@ def _json_list(value: Sequence[str]) -> str:
     return json.dumps(list(value)) if value else "[]"
 
 
+#: import edges that bind a name of their own: an ``alias`` or JavaScript ``names`` pairs
+_BINDS_A_NAME = (
+    "type = 'imports' AND (strpos(lang_payload, '\"alias\"') > 0"
+    " OR strpos(lang_payload, '\"names\"') > 0)"
+)
+
+
 class _Vocabulary:
     """Term ids of one write, adding new terms to ``code_terms`` (one statement per batch)."""
 
@@ -454,6 +461,26 @@ class PostgresCodeStore:
             ).fetchall()
         for digest, ref in rows:
             out.setdefault(digest, []).append(ref)
+        return out
+
+    def base_refs(self, hashes: Collection[str]) -> dict[str, list[tuple[str, str]]]:
+        return self._edge_pairs("src, dst_ref", "type = 'inherits'", hashes)
+
+    def import_bindings(self, hashes: Collection[str]) -> dict[str, list[tuple[str, str]]]:
+        return self._edge_pairs("dst_ref, lang_payload", _BINDS_A_NAME, hashes)
+
+    def _edge_pairs(
+        self, columns: str, where: str, hashes: Collection[str]
+    ) -> dict[str, list[tuple[str, str]]]:
+        out: dict[str, list[tuple[str, str]]] = {}
+        with self._read() as conn:
+            rows = conn.execute(
+                f"SELECT content_hash, {columns} FROM code_edges"
+                f" WHERE content_hash = ANY(%s) AND {where} ORDER BY content_hash, ord",
+                (list(hashes),),
+            ).fetchall()
+        for digest, first, second in rows:
+            out.setdefault(digest, []).append((first, second))
         return out
 
     def entrypoints(self, content_hash: str) -> list[Entrypoint]:

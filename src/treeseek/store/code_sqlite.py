@@ -106,6 +106,13 @@ def _json_list(value: Sequence[str]) -> str:
     return json.dumps(list(value)) if value else "[]"
 
 
+#: import edges that bind a name of their own: an ``alias`` or JavaScript ``names`` pairs
+_BINDS_A_NAME = (
+    "type = 'imports' AND (instr(lang_payload, '\"alias\"') > 0"
+    " OR instr(lang_payload, '\"names\"') > 0)"
+)
+
+
 @translate_failures(sqlite3.Error)
 class SQLiteCodeStore:
     """The code layers in the same SQLite database as the trees (implements ``CodeWriter``,
@@ -432,6 +439,26 @@ class SQLiteCodeStore:
                 (*batch, EdgeType.IMPORTS.value),
             ):
                 out.setdefault(digest, []).append(ref)
+        return out
+
+    def base_refs(self, hashes: Collection[str]) -> dict[str, list[tuple[str, str]]]:
+        return self._edge_pairs("src, dst_ref", "type = 'inherits'", hashes)
+
+    def import_bindings(self, hashes: Collection[str]) -> dict[str, list[tuple[str, str]]]:
+        return self._edge_pairs("dst_ref, lang_payload", _BINDS_A_NAME, hashes)
+
+    def _edge_pairs(
+        self, columns: str, where: str, hashes: Collection[str]
+    ) -> dict[str, list[tuple[str, str]]]:
+        out: dict[str, list[tuple[str, str]]] = {}
+        for batch in batched(list(hashes)):
+            for digest, first, second in self._conn.execute(
+                f"SELECT content_hash, {columns} FROM code_edges"
+                f" WHERE content_hash IN ({qmarks(len(batch))}) AND {where}"
+                " ORDER BY content_hash, ord",
+                batch,
+            ):
+                out.setdefault(digest, []).append((first, second))
         return out
 
     def entrypoints(self, content_hash: str) -> list[Entrypoint]:

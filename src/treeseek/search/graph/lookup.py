@@ -1,4 +1,5 @@
-"""Callers and callees of one name without building the tree's graph.
+"""Callers, callees, importers, class hierarchies and members of one name without building
+the tree's graph.
 
 The whole graph (:mod:`treeseek.search.graph.tree_graph`) reads and resolves every file of a
 tree: seconds on django, over a minute and gigabytes on a 50,000-file tree. A call-site query
@@ -11,6 +12,9 @@ as the whole graph does:
 * callers read and resolve only the files with a call edge whose callee's last name is the
   symbol's (an indexed read, :meth:`~treeseek.store.code_base.CodeStore.calls_named`), in
   path order as the whole graph lists them; callees resolve only the symbol's file;
+* importers and subclasses resolve only the import or base-class rows that can name the node
+  (:class:`~treeseek.search.graph.reverse.ReverseIndex`, a complete superset read from the
+  rows as written), subclasses one level of the hierarchy at a time;
 * resolution looks files up as it needs them (:meth:`~treeseek.code.resolve_base.TreeFacts.lazy`,
   :class:`~treeseek.code.resolve.Resolvers`): an import followed, a base class, a module's
   re-exports. Each edge's target is a function of the tree's facts only, so it is the same
@@ -20,17 +24,26 @@ as the whole graph does:
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from treeseek.code.conventions import code_content
 from treeseek.code.graph import NodeNames
 from treeseek.code.languages import language_for_path
-from treeseek.code.model import Edge, EdgeType, FileCodeIndex, split_symbol_id, symbol_id
+from treeseek.code.model import (
+    Edge,
+    EdgeType,
+    FileCodeIndex,
+    ResolvedEdge,
+    split_symbol_id,
+    symbol_id,
+)
 from treeseek.code.modules import module_name, python_module_names
 from treeseek.code.resolve import ResolvedTree, Resolvers, resolve_files
 from treeseek.code.resolve_base import TreeFacts
+from treeseek.code.resolve_python import PythonResolver
 from treeseek.search.graph import call_sites
+from treeseek.search.graph.reverse import ReverseIndex
 from treeseek.store.base import Store
 from treeseek.store.code_base import CodeFileInfo, CodeStore
 
@@ -137,6 +150,11 @@ class TreeLookup(NodeNames):
             if digest:
                 self._paths_of.setdefault(digest, []).append(path)
         self._digests = set(self._paths_of)
+        self.reverse = ReverseIndex(self.layers.code, self._paths_of)
+        #: the graph's ``into["inherits"]`` for the nodes asked so far (see :meth:`subclasses`)
+        self._inherited: dict[str, set[str]] = {}
+        self._inherits_asked: set[str] = set()
+        self._inherits_read: dict[str, set[tuple[str, str]]] = {}  # path -> rows resolved
 
     # --- NodeNames ------------------------------------------------------------------------
 
@@ -212,6 +230,77 @@ class TreeLookup(NodeNames):
             seen.add(n)
             todo.extend(self._out(EdgeType.INHERITS, n))
         return sorted(seen)
+
+    def importers(self, node: str) -> list[str]:
+        """:meth:`CodeGraph.importers <treeseek.code.graph.CodeGraph.importers>` of a found
+        node: the files an import of which resolves to its file, resolving only the files
+        whose import rows can name it (:meth:`ReverseIndex.importer_candidates`)."""
+        path = self.file_of(node)
+        if path not in self.layers:
+            return []
+        language = self.layers.languages[path]
+        modules: list[str] = []
+        if language == "python":
+            python = self.resolvers["python"]
+            if isinstance(python, PythonResolver) and path in python.module_of:
+                modules.append(python.module_of[path])
+        rows = self.reverse.importer_candidates(path, language, modules, self.layers[path].symbols)
+        found: set[str] = set()
+        for where in sorted(rows):
+            for e in self._resolve_rows(where, EdgeType.IMPORTS, rows[where]):
+                if e.dst_path == path and where != path:
+                    found.add(where)
+        return sorted(found)
+
+    def subclasses(self, cls: str, transitive: bool = False) -> list[str]:
+        """:meth:`CodeGraph.subclasses <treeseek.code.graph.CodeGraph.subclasses>`: the
+        classes whose bases resolve to ``cls`` (all levels with ``transitive``), resolving
+        only the files whose base-class rows can name them
+        (:meth:`ReverseIndex.subclass_candidates`), one level at a time."""
+        self._inheritors([cls])
+        if not transitive:
+            return sorted(self._inherited.get(cls, ()))
+        seen: set[str] = set()
+        frontier = set(self._inherited.get(cls, ())) - {cls}
+        while frontier:
+            seen |= frontier
+            self._inheritors(frontier)
+            frontier = {m for n in frontier for m in self._inherited.get(n, ())} - seen - {cls}
+        return sorted(seen)
+
+    def _inheritors(self, nodes: Iterable[str]) -> None:
+        """Resolve every base-class row that can name one of ``nodes`` (once each), adding
+        what they resolve to to the ``into["inherits"]`` table."""
+        todo = sorted(set(nodes) - self._inherits_asked)
+        if not todo:
+            return
+        self._inherits_asked.update(todo)
+        rows = self.reverse.subclass_candidates(todo)
+        for path in sorted(rows):
+            new = rows[path] - self._inherits_read.get(path, set())
+            if not new:
+                continue
+            self._inherits_read.setdefault(path, set()).update(new)
+            for e in self._resolve_rows(path, EdgeType.INHERITS, new):  # as CodeGraph.build
+                if e.dst_path is None:
+                    continue
+                src = f"{path}::{e.src}" if e.src else path
+                dst = f"{e.dst_path}::{e.dst_symbol}" if e.dst_symbol else e.dst_path
+                if src != dst:
+                    self._inherited.setdefault(dst, set()).add(src)
+
+    def _resolve_rows(
+        self, path: str, kind: EdgeType, rows: Collection[tuple[str, str]]
+    ) -> list[ResolvedEdge]:
+        """The edges of file ``path`` of type ``kind`` whose ``(src, dst_ref)`` is one of
+        ``rows`` (an import's ``src`` counts as ""), resolved."""
+
+        def wanted(edge: Edge) -> bool:
+            if edge.type is not kind:
+                return False
+            return (edge.src if kind is EdgeType.INHERITS else "", edge.dst_ref) in rows
+
+        return resolve_files(self.facts, [path], wanted=wanted, resolvers=self.resolvers).edges
 
     def members(self, node: str) -> list[str]:
         """:meth:`CodeGraph.members <treeseek.code.graph.CodeGraph.members>`: a file's
