@@ -161,3 +161,21 @@ def test_freshness_uses_the_versions_layout_and_still_sees_changes(
         assert service.freshness("demo").stale is False
         second = db.caches.peek(LAYOUT, db.tree("demo"))
         assert second is not None and "app/new.py" in second.files
+
+
+def test_a_git_tree_keeps_no_layout(tmp_path: Path, project: Path) -> None:
+    """A git tree is a commit (never stale): its freshness reads no stored layout."""
+    import subprocess
+
+    repo = tmp_path / "g"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "a.py").write_text("def f():\n    return 1\n")
+    git = ["git", "-C", str(repo), "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "x"], check=True)
+    with treeseek.open(tmp_path / "git.db") as db:
+        db.index(repo, name="g", rev="HEAD")
+        service = Service(db, freshness_ttl=0)
+        assert service.freshness("g").stale is False
+        service.warm("g")
+        assert db.caches.peek(LAYOUT, db.tree("g")) is None

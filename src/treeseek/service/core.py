@@ -229,11 +229,18 @@ class Service:
     def warm(self, tree: str) -> None:
         """Build what a query of ``tree``'s current version reads: the retrievers' tables
         (:meth:`Database.warm`) and the stored layout its freshness check compares."""
+        self.db.warm(tree)
+        self._layout(self.db.tree(tree))
+
+    def _layout(self, info: TreeInfo) -> TreeLayout | None:
+        """The stored layout a freshness check of ``info``'s version compares with the disk,
+        kept per version; None for a tree that is not a directory (a git tree is a commit, a
+        path list has no disk to compare)."""
         from treeseek.index.freshness import tree_layout
 
-        self.db.warm(tree)
-        info = self.db.tree(tree)
-        self.db.caches.get(LAYOUT, info, lambda: tree_layout(self.db.store, info))
+        if info.source is not TreeSource.FILESYSTEM:
+            return None
+        return self.db.caches.get(LAYOUT, info, lambda: tree_layout(self.db.store, info))
 
     def snapshot(self) -> AbstractContextManager[None]:
         """One read snapshot of the database (:meth:`Database.snapshot`, every store has one)."""
@@ -258,10 +265,9 @@ class Service:
             cached = self._fresh.get(key)
         if cached is not None and now - cached[0] < self.freshness_ttl:
             return cached[1]
-        from treeseek.index.freshness import check_freshness, tree_layout
+        from treeseek.index.freshness import check_freshness
 
-        layout = self.db.caches.get(LAYOUT, info, lambda: tree_layout(self.db.store, info))
-        fresh = check_freshness(self.db.store, info, layout)
+        fresh = check_freshness(self.db.store, info, self._layout(info))
         with self._lock:
             self._fresh = {k: v for k, v in self._fresh.items() if k[0] != tree}
             self._fresh[key] = (now, fresh)
