@@ -453,11 +453,18 @@ class Database(Closing):
         building the graph: from the node's own file (and what resolving its edges needs), and
         for the reverse relations from the files whose import or base-class rows can name it
         (:mod:`treeseek.search.graph.reverse`)."""
+        from treeseek.code.graph import CodeGraph
         from treeseek.search.graph.lookup import TreeLookup
+        from treeseek.search.graph.tree_graph import TREE_GRAPH
 
         check_name_text(name, "symbol name")
-        self.tree(tree)  # TreeNotFound for an unknown tree
-        lookup = TreeLookup(self.store, tree)
+        info = self.tree(tree)  # TreeNotFound for an unknown tree
+        # a process that built this version's whole graph (a server answering `neighbours` or
+        # `entrypoints`) answers from it: the same answer, without resolving any rows again
+        built = self.caches.peek(TREE_GRAPH, info)
+        lookup: CodeGraph | TreeLookup = (
+            built.graph if built is not None else TreeLookup(self.store, tree)
+        )
         node = lookup.find(name)
         if relation == "imports":
             return node, lookup.imports(node)

@@ -308,3 +308,27 @@ def test_the_command_answers_reverse_relations_as_the_whole_graph(tmp_path: Path
         assert json.loads(result.stdout)[relation] == expected != []
         text = runner.invoke(app, args)
         assert text.stdout.splitlines() == expected
+
+
+def test_a_built_graph_answers_the_reverse_relations_without_a_lookup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process that has this version's whole graph (a server answered `neighbours`) reads
+    importers and subclasses from it; a fresh process's lookup gives the same answers."""
+    root = _source(tmp_path, "reexports")
+    with treeseek.open(tmp_path / "g.db") as db:
+        db.index(root, name="t")
+        graph = db.code_graph("t").graph  # built and kept for this version
+        asked = [(r, n) for n in sorted(graph.into["inherits"])[:5] for r in ("subclasses",)]
+        asked += [("importers", p) for p in sorted(graph.into["imports"])[:5]]
+        assert asked
+        with monkeypatch.context() as patched:
+
+            def no_lookup(*args: Any, **kwargs: Any) -> None:
+                raise AssertionError("the built graph should have answered")
+
+            patched.setattr(TreeLookup, "__init__", no_lookup)
+            from_graph = [db.code_relation("t", r, n, transitive=True) for r, n in asked]
+    with treeseek.open(tmp_path / "g.db") as fresh:
+        from_lookup = [fresh.code_relation("t", r, n, transitive=True) for r, n in asked]
+    assert from_graph == from_lookup
