@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import re
 import threading
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -124,12 +125,18 @@ def _prefix_range(path: str) -> tuple[bytes, bytes]:
 
 
 def redact(url: str) -> str:
-    """``url`` without its password (for messages)."""
+    """``url`` without its password (for messages): the userinfo's ``user:password@`` and a
+    ``password=`` query parameter both show ``***``."""
     scheme, sep, rest = url.partition("://")
     userinfo, at, host = rest.rpartition("@")
-    if not at or ":" not in userinfo:
-        return url
-    return f"{scheme}{sep}{userinfo.split(':', 1)[0]}:***@{host}"
+    if at and ":" in userinfo:
+        rest = f"{userinfo.split(':', 1)[0]}:***@{host}"
+    rest = _PASSWORD_PARAM.sub(r"\1***", rest)
+    return f"{scheme}{sep}{rest}"
+
+
+#: a ``password=`` parameter of a URL's query string (libpq accepts the password there too)
+_PASSWORD_PARAM = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
