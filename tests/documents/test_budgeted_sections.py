@@ -92,6 +92,21 @@ def test_a_long_section_is_cut_to_the_budget_around_its_matching_lines(
     assert span.text == doc_lines(docs / "manual.md", span.start_line, span.end_line)
 
 
+def test_a_match_deep_in_a_very_long_section_is_the_window_shown(tmp_path: Path) -> None:
+    """A section of thousands of lines (a log, a generated reference) whose only match lies
+    far below its heading: the window is around that match, not the section's head."""
+    filler = [f"Filler line {i} about nothing much." for i in range(6000)]
+    text = "\n".join(["# Journal", "", *filler, "The calibration dial is set to twelve.", *filler])
+    (tmp_path / "journal.md").write_text(text + "\n")
+    with treeseek.open(tmp_path / "j.db", hooks=[]) as database:
+        database.index(tmp_path / "journal.md", name="j")
+        ctx = database.query("j", "calibration dial twelve", budget=150)
+    [span] = ctx.context
+    assert span.path == "journal.md/1-journal"
+    assert "calibration dial" in span.text, (span.start_line, span.end_line)
+    assert span.text == doc_lines(tmp_path / "journal.md", span.start_line, span.end_line)
+
+
 @pytest.mark.parametrize("level", ["paths", "outline", "spans", "full"])
 def test_every_disclosure_level_keeps_the_budget(db: Database, level: str) -> None:
     ctx = db.query("docs", "widget knobs", budget=60, disclose=level)
