@@ -618,6 +618,16 @@ class PostgresStore:
                 yield conn
         except psycopg.errors.QueryCanceled as exc:
             raise self._timed_out(exc) from exc
+        except psycopg.errors.InsufficientPrivilege as exc:  # the server's grants decide
+            lacks = (
+                "may not write treeseek's tables there"
+                if getattr(self._writing, "active", False)
+                else "lacks a grant on treeseek's tables there that this needs"
+            )
+            raise StoreError(
+                f"the database {redact(self.url)} refused: {' '.join(str(exc).split())}; this"
+                f" user {lacks} (ask their owner for the grants, or use another --db)"
+            ) from exc
         except psycopg.OperationalError as exc:
             raise StoreError(f"the database {redact(self.url)} failed: {exc}") from exc
 
@@ -638,6 +648,15 @@ class PostgresStore:
             return self._version(conn)
 
     @staticmethod
+    def _existing_version(conn: psycopg.Connection[Any]) -> int | None:
+        """The schema version when treeseek's tables exist (None: not yet), read without
+        creating anything."""
+        row = conn.execute("SELECT to_regclass('schema_version')").fetchone()
+        if row is None or row[0] is None:
+            return None
+        return PostgresStore._version(conn)
+
+    @staticmethod
     def _version(conn: psycopg.Connection[Any]) -> int:
         row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
         return int(row[0] or 0) if row else 0
@@ -650,6 +669,17 @@ class PostgresStore:
         conn = self._connect_direct()
         try:
             known = self._migrations[-1].version if self._migrations else 0
+            # a database already at this version is only read: a role that may not create
+            # anything (a read-only team member, a query-only server) opens it too
+            try:
+                existing = self._existing_version(conn)
+            except psycopg.Error as exc:
+                raise SchemaError(
+                    f"cannot read treeseek's schema version in {redact(self.url)}:"
+                    f" {' '.join(str(exc).split())}; grant this user SELECT on treeseek's tables"
+                ) from exc
+            if existing == known:
+                return applied
             try:
                 conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
             except psycopg.Error as exc:
@@ -658,12 +688,19 @@ class PostgresStore:
                     f" user cannot create it ({str(exc).strip()}); ask an administrator to run"
                     " CREATE EXTENSION vector in it"
                 ) from exc
-            with conn.transaction():
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
-                conn.execute(
-                    "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY,"
-                    " description TEXT NOT NULL, applied_at TEXT NOT NULL)"
-                )
+            try:
+                with conn.transaction():
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
+                    conn.execute(
+                        "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY,"
+                        " description TEXT NOT NULL, applied_at TEXT NOT NULL)"
+                    )
+            except psycopg.Error as exc:
+                raise SchemaError(
+                    f"cannot create treeseek's tables in {redact(self.url)}:"
+                    f" {' '.join(str(exc).split())}; grant this user CREATE on the schema, or"
+                    " have its owner run `treeseek db migrate` once"
+                ) from exc
             current = self._version(conn)
             if current > known:
                 raise SchemaError(
