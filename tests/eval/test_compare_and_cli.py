@@ -69,6 +69,19 @@ def test_runs_of_different_datasets_are_not_paired_by_colliding_ids(tmp_path: Pa
         compare_runs(tmp_path / "a", tmp_path / "b")
 
 
+def test_plotting_an_unfinished_run_says_it_did_not_finish(tmp_path: Path) -> None:
+    """A run stopped with Ctrl-C has its records but no summary yet: "is it an eval output
+    directory?" sent the user looking for the wrong thing."""
+    from treeseek.eval.datasets import DatasetError
+    from treeseek.eval.summary import read_summary
+
+    _write_run(tmp_path / "a", [True, False])
+    with pytest.raises(DatasetError, match=r"did not finish.*rerun its command"):
+        read_summary(tmp_path / "a")
+    with pytest.raises(DatasetError, match="is it an eval output directory"):
+        read_summary(tmp_path)  # no records either: not a run at all
+
+
 def test_cli_run_compare_and_plot(tmp_path: Path, tiny_bench: TinyBench) -> None:
     app = load_commands()
     db = tmp_path / "eval.db"
