@@ -77,3 +77,27 @@ def test_a_role_that_cannot_create_the_tables_gets_one_line(
     result = CliRunner().invoke(app, ["trees", "--db", reader])
     assert result.exit_code == 1
     assert result.output.startswith("error: cannot create treeseek's tables"), result.output
+
+
+def test_a_schema_first_on_the_search_path_gets_its_own_tables(
+    postgres_url: Callable[[], str], postgres_server: str, tmp_path: Path
+) -> None:
+    """Opening checks for treeseek's tables in the schema they would be created in (the first
+    on the search path), not in any schema the path reaches: a new schema in front of one
+    that holds a treeseek database is a new, empty database."""
+    behind = postgres_url()
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "a.py").write_text("x = 1\n")
+    with treeseek.open(behind) as db:
+        db.index(tmp_path / "repo", name="r")
+    front = f"{_schema(behind)}_front"
+    with psycopg.connect(postgres_server, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {front}")
+    url = behind.replace(
+        f"search_path%3D{_schema(behind)}", f"search_path%3D{front}%2C{_schema(behind)}"
+    )
+    assert _schema(url) == front
+    with treeseek.open(url) as db:
+        assert db.trees() == []
+    with treeseek.open(behind) as db:
+        assert [t.name for t in db.trees()] == ["r"]

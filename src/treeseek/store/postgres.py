@@ -649,9 +649,12 @@ class PostgresStore:
 
     @staticmethod
     def _existing_version(conn: psycopg.Connection[Any]) -> int | None:
-        """The schema version when treeseek's tables exist (None: not yet), read without
-        creating anything."""
-        row = conn.execute("SELECT to_regclass('schema_version')").fetchone()
+        """The schema version when treeseek's tables exist in the schema they are created in
+        (the first on the search path; None: not yet), read without creating anything."""
+        row = conn.execute(
+            "SELECT CASE WHEN current_schema() IS NOT NULL"
+            " THEN to_regclass(format('%I.schema_version', current_schema())) END"
+        ).fetchone()
         if row is None or row[0] is None:
             return None
         return PostgresStore._version(conn)
