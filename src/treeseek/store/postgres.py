@@ -67,6 +67,8 @@ if TYPE_CHECKING:
     import psycopg
     from psycopg_pool import ConnectionPool
 
+log = logging.getLogger(__name__)
+
 COMPRESSION_LEVEL = 6
 #: every statement of a reader; a writer's transaction raises it (big COPYs, lock waits)
 READ_STATEMENT_TIMEOUT_MS = 60_000
@@ -977,16 +979,33 @@ class PostgresStore:
     # -- internals -----------------------------------------------------------------------
     @staticmethod
     def _existing_hashes(conn: psycopg.Connection[Any], hashes: Sequence[str]) -> set[str]:
-        rows = conn.execute("SELECT hash FROM contents WHERE hash = ANY(%s)", (list(hashes),))
+        """The stored ones of ``hashes``, locked (``FOR KEY SHARE``) until the writer's
+        transaction ends: a concurrent removal of another tree (:meth:`_delete_orphans`) then
+        leaves them, rather than deleting contents this writer is about to reference."""
+        rows = conn.execute(
+            "SELECT hash FROM contents WHERE hash = ANY(%s) FOR KEY SHARE", (list(hashes),)
+        )
         return {r[0] for r in rows}
 
     @staticmethod
     def _delete_orphans(conn: psycopg.Connection[Any], hashes: Iterable[str]) -> None:
+        """Delete the contents of ``hashes`` no node references. One another writer's open
+        transaction holds (it stored it, found it stored, or references it: a key-share lock)
+        is left (``SKIP LOCKED``; its tree may be about to reference it), and should a
+        reference still slip in between, the deletion is given up, not the whole write: an
+        unreferenced content left over is harmless, a failed ``rm`` or index run is not."""
+        import psycopg
+
         candidates = list(hashes)
         if not candidates:
             return
-        conn.execute(
-            "DELETE FROM contents WHERE hash = ANY(%s)"
-            " AND NOT EXISTS (SELECT 1 FROM nodes WHERE nodes.content_hash = contents.hash)",
-            (candidates,),
-        )
+        try:
+            with conn.transaction():  # a savepoint inside the write
+                conn.execute(
+                    "DELETE FROM contents WHERE hash IN (SELECT hash FROM contents"
+                    " WHERE hash = ANY(%s) AND NOT EXISTS (SELECT 1 FROM nodes"
+                    " WHERE nodes.content_hash = contents.hash) FOR UPDATE SKIP LOCKED)",
+                    (candidates,),
+                )
+        except psycopg.errors.ForeignKeyViolation:
+            log.info("contents still referenced by a concurrent writer were left in place")
