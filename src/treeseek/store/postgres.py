@@ -748,6 +748,8 @@ class PostgresStore:
     # -- trees ---------------------------------------------------------------------------
     @staticmethod
     def _tree_id(conn: psycopg.Connection[Any], name: str) -> int:
+        if "\x00" in name:  # no PostgreSQL text holds a NUL: no tree has that name
+            raise TreeNotFound(name)
         row = conn.execute("SELECT id FROM trees WHERE name = %s", (name,)).fetchone()
         if row is None:
             raise TreeNotFound(name)
@@ -759,6 +761,8 @@ class PostgresStore:
         return [_row_to_info(r) for r in rows]
 
     def tree(self, name: str) -> TreeInfo:
+        if "\x00" in name:
+            raise TreeNotFound(name)
         with self._connection() as conn:
             row = conn.execute(
                 f"SELECT {_TREE_COLUMNS} FROM trees WHERE name = %s", (name,)
@@ -768,11 +772,15 @@ class PostgresStore:
         return _row_to_info(row)
 
     def has_tree(self, name: str) -> bool:
+        if "\x00" in name:
+            return False
         with self._connection() as conn:
             row = conn.execute("SELECT 1 FROM trees WHERE name = %s", (name,)).fetchone()
         return row is not None
 
     def delete_tree(self, name: str) -> None:
+        if "\x00" in name:  # before its lock: hashtext() cannot take a NUL either
+            raise TreeNotFound(name)
         with self._write_connection(name) as conn:
             tree_id = self._tree_id(conn, name)
             rows = conn.execute(
