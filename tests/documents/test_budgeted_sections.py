@@ -13,6 +13,7 @@ import treeseek
 from treeseek.database import Database
 from treeseek.errors import PathError
 from treeseek.index.code_hook import CodeIndexHook
+from treeseek.llm import tokens
 
 GUIDE = """\
 # Widgets
@@ -90,6 +91,50 @@ def test_a_long_section_is_cut_to_the_budget_around_its_matching_lines(
     assert "calibration dial" in span.text
     assert span.end_line - span.start_line + 1 < len(LONG.splitlines())
     assert span.text == doc_lines(docs / "manual.md", span.start_line, span.end_line)
+
+
+def test_a_match_deep_in_a_very_long_section_is_the_window_shown(tmp_path: Path) -> None:
+    """A section of thousands of lines (a log, a generated reference) whose only match lies
+    far below its heading: the window is around that match, not the section's head."""
+    filler = [f"Filler line {i} about nothing much." for i in range(6000)]
+    text = "\n".join(["# Journal", "", *filler, "The calibration dial is set to twelve.", *filler])
+    (tmp_path / "journal.md").write_text(text + "\n")
+    with treeseek.open(tmp_path / "j.db", hooks=[]) as database:
+        database.index(tmp_path / "journal.md", name="j")
+        ctx = database.query("j", "calibration dial twelve", budget=150)
+    [span] = ctx.context
+    assert span.path == "journal.md/1-journal"
+    assert "calibration dial" in span.text, (span.start_line, span.end_line)
+    assert span.text == doc_lines(tmp_path / "journal.md", span.start_line, span.end_line)
+
+
+def test_expand_cuts_a_long_section_to_a_budget_reading_it_a_few_times(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """expand --budget of a section (or file) of thousands of lines: the longest first lines
+    that fit, found by counting a few prefixes; it counted every prefix, longest first (for
+    40,000 lines: minutes of CPU and gigabytes held by the count cache)."""
+    lines = [f"Line {i} of the log, with some words about item {i}." for i in range(3000)]
+    text = "# Log\n\n" + "\n".join(lines) + "\n"
+    (tmp_path / "log.md").write_text(text)
+    real = tokens.default_counter()
+    measured: list[int] = []
+
+    class Counting(tokens.TokenCounter):
+        def _measure(self, text: str) -> int:
+            measured.append(len(text))
+            return super()._measure(text)
+
+    monkeypatch.setattr(tokens, "_default", Counting(real.encode, real.name))
+    with treeseek.open(tmp_path / "l.db", hooks=[]) as database:
+        database.index(tmp_path / "log.md", name="l")
+        measured.clear()
+        [span] = database.expand("l", "log.md/1-log", budget=500).context
+    assert span.start_line == 1 and span.tokens <= 500
+    assert span.text == doc_lines(tmp_path / "log.md", 1, span.end_line)
+    longer = doc_lines(tmp_path / "log.md", 1, span.end_line + 1)
+    assert real.count(longer) > 500  # the longest first lines that fit
+    assert sum(measured) < 3 * len(text), f"{len(measured)} counts, {sum(measured)} characters"
 
 
 @pytest.mark.parametrize("level", ["paths", "outline", "spans", "full"])

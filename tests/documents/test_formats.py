@@ -74,6 +74,20 @@ def test_markdown_thematic_break_after_blank_line_is_not_a_heading() -> None:
     assert [s.title for s in doc.walk()] == ["A"]
 
 
+def test_markdown_html_comments_and_raw_html_blocks_hold_no_headings() -> None:
+    """Commented-out Markdown (a README's hidden section) and <pre>/<script>/<style> blocks
+    are HTML blocks in CommonMark: their lines are no headings; a comment on a heading's own
+    line (``<!-- omit in toc -->``) is not part of its title."""
+    text = (
+        "# A\n\ntext\n\n<!--\n# commented out\n\n## also out\n-->\n\n"
+        "<!-- one line --> more\n\n<pre>\n# pre text\n</pre>\n\n"
+        "## B <!-- omit in toc -->\n\nb text\n"
+    )
+    doc = parse_document("a.md", text.encode())
+    assert [(s.level, s.title, s.start) for s in doc.walk()] == [(1, "A", 1), (2, "B", 17)]
+    assert "# commented out" in doc.sections[0].text
+
+
 def test_headingless_markdown_is_one_section_with_a_warning() -> None:
     doc = parse_document("notes.md", b"just some notes\nand more\n")
     assert [(s.title, s.start, s.end) for s in doc.walk()] == [("notes.md", 1, 2)]

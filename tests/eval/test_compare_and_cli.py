@@ -55,6 +55,33 @@ def test_compare_pairs_by_instance(tmp_path: Path) -> None:
         compare_runs(tmp_path / "a", tmp_path / "missing")
 
 
+def test_runs_of_different_datasets_are_not_paired_by_colliding_ids(tmp_path: Path) -> None:
+    """Two datasets that number their instances alike (``i0``, ``i1``, ...): the same id is
+    another instance, with other gold files; pairing them compared unrelated questions."""
+    _write_run(tmp_path / "a", [True, False, True])
+    (tmp_path / "b").mkdir()
+    writer = RecordWriter(tmp_path / "b" / PER_QUERY_FILE)
+    for n in range(3):
+        preds = ["h.py"]
+        writer.write(QueryRecord(f"i{n}", "o/r", "none", ["h.py"], preds, score(preds, ["h.py"])))
+    writer.close()
+    with pytest.raises(ConfigError, match=r"3 instances .* other gold files .* i0"):
+        compare_runs(tmp_path / "a", tmp_path / "b")
+
+
+def test_plotting_an_unfinished_run_says_it_did_not_finish(tmp_path: Path) -> None:
+    """A run stopped with Ctrl-C has its records but no summary yet: "is it an eval output
+    directory?" sent the user looking for the wrong thing."""
+    from treeseek.eval.datasets import DatasetError
+    from treeseek.eval.summary import read_summary
+
+    _write_run(tmp_path / "a", [True, False])
+    with pytest.raises(DatasetError, match=r"did not finish.*rerun its command"):
+        read_summary(tmp_path / "a")
+    with pytest.raises(DatasetError, match="is it an eval output directory"):
+        read_summary(tmp_path)  # no records either: not a run at all
+
+
 def test_cli_run_compare_and_plot(tmp_path: Path, tiny_bench: TinyBench) -> None:
     app = load_commands()
     db = tmp_path / "eval.db"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -133,6 +134,26 @@ def test_missing_mirror_mapping_is_a_config_error(tmp_path: Path) -> None:
         universe.check([("other/thing", "a" * 40)])
     with pytest.raises(ConfigError, match="does not exist"):
         universe.check([(REPO, "a" * 40)])
+
+
+def test_a_checkout_serves_as_a_mirror_and_a_plain_directory_is_refused(tmp_path: Path) -> None:
+    """--repo OWNER/NAME=DIR with DIR a checkout (a clone with a work tree) builds its commits;
+    every instance failed with "commit ... not found" while the commits were there. A
+    directory that is no git repository is a ConfigError at once, not one error per instance."""
+    repo = BareRepo(tmp_path)
+    c0 = repo.commit({"a.py": b"def a():\n    return 1\n"})
+    checkout = tmp_path / "checkout"
+    subprocess.run(
+        ["git", "clone", "-q", str(repo.git_dir), str(checkout)], check=True, capture_output=True
+    )
+    universe = ContentsUniverse({REPO: checkout}, hooks=[])
+    [built] = list(universe.build(tmp_path / "eval.db", [(REPO, c0)]))
+    assert built.ok, built.error
+    assert built.report is not None and built.report.added == 1
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with pytest.raises(ConfigError, match=r"plain for acme/widgets is not a git repository"):
+        ContentsUniverse({REPO: plain}, hooks=[]).check([(REPO, c0)])
 
 
 def test_a_commit_being_built_by_another_process_is_waited_for_and_reused(

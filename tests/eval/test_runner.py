@@ -120,6 +120,28 @@ def test_k_below_1_is_refused_before_anything_runs(tmp_path: Path, tiny_bench: T
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ({"strategy": "nope"}, "unknown strategy 'nope'; choose one of auto, beam, block"),
+        ({"ranker": "bogus"}, "unknown ranker 'bogus'; choose one of none, bm25"),
+    ],
+)
+def test_an_unknown_strategy_or_ranker_is_refused_before_anything_runs(
+    tmp_path: Path, tiny_bench: TinyBench, override: dict[str, str], message: str
+) -> None:
+    # before: every instance's tree was built and its query failed, each scored a miss
+    with pytest.raises(ConfigError, match=message):
+        _run(
+            tiny_bench,
+            tmp_path / "run",
+            tmp_path / "eval.db",
+            settings=_settings(tiny_bench, **override),
+        )
+    assert not (tmp_path / "run").exists()
+    assert not (tmp_path / "eval.db").exists()
+
+
 def test_an_out_that_is_a_file_is_refused_saying_so(tmp_path: Path, tiny_bench: TinyBench) -> None:
     # before: "File exists: out" from mkdir, which does not say what to do
     out = tmp_path / "out"

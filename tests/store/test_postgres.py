@@ -3,6 +3,7 @@ write, writers serialized per tree, killed writers, migrations, copies between b
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import signal
 import subprocess
@@ -215,6 +216,77 @@ def test_a_killed_writer_leaves_the_previous_version(postgres_url: Callable[[], 
         assert _files(store, "t") == ["", "a.txt", "c.txt"]
     finally:
         store.close()
+
+
+def _write_shared(store: PostgresStore, tree: str, data: bytes, hold: Any = None) -> None:
+    """Tree ``tree`` with one file of ``data``; inside the write, waits for ``hold`` (a pair
+    of events: set the first when inside, wait for the second) before committing."""
+    from treeseek.trees.model import ContentStatus, Node, NodeType
+
+    digest = hashlib.sha256(data).hexdigest()
+    with store.write_tree(tree) as writer:
+        writer.put_contents([(digest, data)])
+        writer.upsert_nodes(
+            [
+                Node(node_id_for_path(""), "", NodeType.DIRECTORY, None, 0, 0, 1),
+                Node(
+                    node_id_for_path("f.txt"),
+                    "f.txt",
+                    NodeType.FILE,
+                    node_id_for_path(""),
+                    1,
+                    0,
+                    content_hash=digest,
+                    content_status=ContentStatus.STORED,
+                    size=len(data),
+                ),
+            ],
+            {},
+        )
+        if hold is not None:
+            hold[0].set()
+            hold[1].wait()
+
+
+def test_removing_a_tree_while_another_writer_takes_up_its_contents(
+    postgres_url: Callable[[], str],
+) -> None:
+    """`treeseek rm OLD` while CI indexes NEW, which shares OLD's contents (two commits of
+    one repository): the removal deleted the contents NEW's open transaction had just taken
+    up, and failed with psycopg's ForeignKeyViolation once NEW committed. It now leaves the
+    contents an open writer holds, and both succeed."""
+    url = postgres_url()
+    data = b"shared by two commits\n"
+    digest = hashlib.sha256(data).hexdigest()
+    writer, remover = PostgresStore(url), PostgresStore(url)  # two processes' pools
+    try:
+        _write_shared(writer, "old", data)
+        hold = (threading.Event(), threading.Event())
+        indexing = threading.Thread(target=_write_shared, args=(writer, "new", data, hold))
+        indexing.start()
+        hold[0].wait()
+        outcome: list[str] = []
+
+        def remove() -> None:
+            try:
+                remover.delete_tree("old")
+                outcome.append("removed")
+            except Exception as exc:  # the failure under test, reported below
+                outcome.append(f"{type(exc).__name__}: {exc}")
+
+        removing = threading.Thread(target=remove)
+        removing.start()
+        removing.join(timeout=30)  # it used to wait here for the writer (then fail)
+        hold[1].set()
+        indexing.join()
+        removing.join()
+        assert outcome == ["removed"]
+        assert [t.name for t in remover.trees()] == ["new"]
+        assert remover.contents([digest]) == {digest: data}
+        assert not [p for p in remover.check().problems if "content is missing" in p]
+    finally:
+        writer.close()
+        remover.close()
 
 
 def test_migrations_are_versioned_and_a_failed_one_changes_nothing(

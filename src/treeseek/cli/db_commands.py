@@ -28,6 +28,7 @@ from treeseek.errors import ConfigError, StoreError
 from treeseek.index.transfer import copy_trees
 from treeseek.store import check_store, open_store
 from treeseek.store.failures import lacks_sqlite_header, not_sqlite_message
+from treeseek.store.postgres import redact
 
 #: the exit status of ``db check`` when the database is damaged (1: it could not be checked)
 DAMAGED_EXIT = 3
@@ -80,7 +81,8 @@ def copy_command(
         and dst_location.exists()
         and src_location.samefile(dst_location)
     ):
-        raise ConfigError(f"SOURCE and TARGET are the same database ({src_location})")
+        shown = redact(src_location) if isinstance(src_location, str) else src_location
+        raise ConfigError(f"SOURCE and TARGET are the same database ({shown})")
     src = open_store(src_location)
     try:
         dst = open_store(dst_location)

@@ -79,7 +79,8 @@ def run_command(
     repo: Annotated[
         list[str] | None,
         typer.Option(
-            help="OWNER/NAME=GIT_DIR (repeat): search trees with contents from bare mirrors."
+            help="OWNER/NAME=GIT_DIR (repeat): search trees with contents from bare mirrors"
+            " (or checkouts)."
         ),
     ] = None,
     strategy: Annotated[

@@ -137,25 +137,35 @@ def disclose(
 
 
 def _cut(span: Span, budget: int | None, counter: TokenCounter) -> Span:
-    """``span`` cut to its first lines that fit ``budget`` (None: whole)."""
+    """``span`` cut to its first lines that fit ``budget`` (None: whole): the longest such
+    prefix, found by doubling then bisecting the number of lines (a few counts of prefixes
+    about the answer's size, not one count of every prefix of a long span)."""
     if budget is None or span.tokens <= budget:
         return span
     lines = span.text.split("\n")
-    while len(lines) > 1:  # at least its first line, or an error
-        lines.pop()
-        text = "\n".join(lines)
-        n = counter.count(text)
-        if n <= budget:
-            return Span(
-                span.path,
-                span.start_line,
-                span.start_line + len(lines) - 1,
-                span.symbol,
-                n,
-                text,
-                span.reason,
-            )
-    raise ConfigError(f"a budget of {budget} tokens cannot hold the first line of {span.path}")
+
+    def fits(k: int) -> bool:
+        return counter.count("\n".join(lines[:k])) <= budget
+
+    if len(lines) < 2 or not fits(1):  # at least its first line, or an error
+        raise ConfigError(f"a budget of {budget} tokens cannot hold the first line of {span.path}")
+    lo, hi = 1, 2  # the first lo lines fit; the first hi do not (all of them do not)
+    while hi < len(lines) and fits(hi):
+        lo, hi = hi, hi * 2
+    hi = min(hi, len(lines))
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    text = "\n".join(lines[:lo])
+    return Span(
+        span.path,
+        span.start_line,
+        span.start_line + lo - 1,
+        span.symbol,
+        counter.count(text),
+        text,
+        span.reason,
+    )
 
 
 def document_lines(source: TreeSource, span: Span) -> Span:

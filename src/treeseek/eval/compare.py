@@ -73,6 +73,14 @@ def compare_runs(
     ids = [i for i in records_a if i in records_b]
     if not ids:
         raise ConfigError(f"{run_a} and {run_b} share no instance; nothing to compare")
+    # an id names one instance only within one dataset: the same id with other gold files is
+    # another question (two datasets numbering their instances alike), not a pair
+    unlike = [i for i in ids if sorted(records_a[i].gold_files) != sorted(records_b[i].gold_files)]
+    if unlike:
+        raise ConfigError(
+            f"{len(unlike)} instances of {run_a} and {run_b} have other gold files under the same"
+            f" id (e.g. {unlike[0]}): the runs are of different datasets; compare runs of one"
+        )
     diffs: list[MetricDiff] = []
     for metric in METRICS:
         a = np.array([float(getattr(records_a[i].scores, metric)) for i in ids])

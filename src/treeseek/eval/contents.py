@@ -50,7 +50,7 @@ from treeseek.eval.universes import (
 )
 from treeseek.index.code_hook import OUTLINE_KIND, CodeIndexHook
 from treeseek.index.run import IndexHook, default_hooks
-from treeseek.trees.git import GitTreeBuilder
+from treeseek.trees.git import GitTreeBuilder, checkout_git_dir
 
 #: the name of the one tree in each per-commit database file
 CONTENTS_TREE = "eval"
@@ -112,7 +112,8 @@ class ContentsUniverse:
         ``hooks`` (:func:`layers_of`): files an older hook version built, whose layers the
         store's migrations have brought up to date, are then used rather than built again
         (``treeseek eval run --layers``)."""
-        self._mirrors = dict(mirrors)
+        # a checkout (a clone with a work tree) serves as well as a bare mirror: its git dir
+        self._mirrors = {repo: checkout_git_dir(Path(d)) for repo, d in mirrors.items()}
         self._related = list(dict.fromkeys(related))
         self._hooks: list[IndexHook] = default_hooks() if hooks is None else list(hooks)
         self._layers = layers_of(self._hooks) if layers is None else layers
@@ -150,8 +151,14 @@ class ContentsUniverse:
                 f" git directory, e.g. {hint}"
             )
         for repo in repos:
-            if not self._mirrors[repo].is_dir():
-                raise ConfigError(f"git directory {self._mirrors[repo]} for {repo} does not exist")
+            git_dir = self._mirrors[repo]
+            if not git_dir.is_dir():
+                raise ConfigError(f"git directory {git_dir} for {repo} does not exist")
+            if not (git_dir / "objects").is_dir() and not (git_dir / "commondir").is_file():
+                raise ConfigError(
+                    f"{git_dir} for {repo} is not a git repository (no objects/ inside); give"
+                    " a bare mirror or a checkout of it"
+                )
 
     def file_for(self, db_path: Path, key: CommitKey) -> Path:
         """The database file of one commit's tree."""

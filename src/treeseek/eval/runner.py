@@ -54,6 +54,7 @@ from treeseek.eval.report import write_report
 from treeseek.eval.summary import Summary, summarize, write_summary
 from treeseek.eval.universes import BuiltTree, CommitKey, PathUniverse
 from treeseek.llm.base import Navigator
+from treeseek.search.strategy import RANKERS, strategies
 
 __all__ = ["RunOutcome", "RunSettings", "run_eval", "write_outputs"]
 
@@ -197,6 +198,13 @@ def run_eval(
         raise ConfigError("--index-jobs must be at least 1")
     if settings.k < 1:
         raise ConfigError(f"-k must be at least 1, got {settings.k}")
+    # a name every query would refuse: said once, before any tree is built
+    if settings.strategy and settings.strategy not in strategies():
+        raise ConfigError(
+            f"unknown strategy {settings.strategy!r}; choose one of {', '.join(strategies())}"
+        )
+    if settings.ranker not in (None, *RANKERS):
+        raise ConfigError(f"unknown ranker {settings.ranker!r}; choose one of {', '.join(RANKERS)}")
     if out_dir.exists() and not out_dir.is_dir():
         raise ConfigError(
             f"--out {out_dir} is a file; give a directory (a new one, or a run's to resume it)"

@@ -15,7 +15,7 @@ from typing import Any
 from treeseek.eval.context_metrics import summarize_contexts
 from treeseek.eval.datasets import DatasetError
 from treeseek.eval.metrics import METRICS, Aggregate, gold_count_bucket, group_means, mean_scores
-from treeseek.eval.records import QueryRecord
+from treeseek.eval.records import PER_QUERY_FILE, QueryRecord
 
 SUMMARY_FILE = "summary.json"
 TIER_ORDER = ("easy", "medium", "hard", "none")
@@ -127,6 +127,11 @@ def write_summary(summary: Summary, out_dir: Path) -> Path:
 def read_summary(run_dir: Path) -> dict[str, Any]:
     path = run_dir / SUMMARY_FILE
     if not path.is_file():
+        if (run_dir / PER_QUERY_FILE).is_file():  # records, no summary: stopped before the end
+            raise DatasetError(
+                f"{run_dir} has no {SUMMARY_FILE}: the run did not finish (interrupted?); rerun"
+                " its command to finish it (answered instances are kept) and write the summary"
+            )
         raise DatasetError(f"{run_dir} has no {SUMMARY_FILE}; is it an eval output directory?")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import re
 import threading
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -65,6 +66,8 @@ from treeseek.trees.model import (
 if TYPE_CHECKING:
     import psycopg
     from psycopg_pool import ConnectionPool
+
+log = logging.getLogger(__name__)
 
 COMPRESSION_LEVEL = 6
 #: every statement of a reader; a writer's transaction raises it (big COPYs, lock waits)
@@ -124,12 +127,18 @@ def _prefix_range(path: str) -> tuple[bytes, bytes]:
 
 
 def redact(url: str) -> str:
-    """``url`` without its password (for messages)."""
+    """``url`` without its password (for messages): the userinfo's ``user:password@`` and a
+    ``password=`` query parameter both show ``***``."""
     scheme, sep, rest = url.partition("://")
     userinfo, at, host = rest.rpartition("@")
-    if not at or ":" not in userinfo:
-        return url
-    return f"{scheme}{sep}{userinfo.split(':', 1)[0]}:***@{host}"
+    if at and ":" in userinfo:
+        rest = f"{userinfo.split(':', 1)[0]}:***@{host}"
+    rest = _PASSWORD_PARAM.sub(r"\1***", rest)
+    return f"{scheme}{sep}{rest}"
+
+
+#: a ``password=`` parameter of a URL's query string (libpq accepts the password there too)
+_PASSWORD_PARAM = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -611,6 +620,16 @@ class PostgresStore:
                 yield conn
         except psycopg.errors.QueryCanceled as exc:
             raise self._timed_out(exc) from exc
+        except psycopg.errors.InsufficientPrivilege as exc:  # the server's grants decide
+            lacks = (
+                "may not write treeseek's tables there"
+                if getattr(self._writing, "active", False)
+                else "lacks a grant on treeseek's tables there that this needs"
+            )
+            raise StoreError(
+                f"the database {redact(self.url)} refused: {' '.join(str(exc).split())}; this"
+                f" user {lacks} (ask their owner for the grants, or use another --db)"
+            ) from exc
         except psycopg.OperationalError as exc:
             raise StoreError(f"the database {redact(self.url)} failed: {exc}") from exc
 
@@ -631,6 +650,18 @@ class PostgresStore:
             return self._version(conn)
 
     @staticmethod
+    def _existing_version(conn: psycopg.Connection[Any]) -> int | None:
+        """The schema version when treeseek's tables exist in the schema they are created in
+        (the first on the search path; None: not yet), read without creating anything."""
+        row = conn.execute(
+            "SELECT CASE WHEN current_schema() IS NOT NULL"
+            " THEN to_regclass(format('%I.schema_version', current_schema())) END"
+        ).fetchone()
+        if row is None or row[0] is None:
+            return None
+        return PostgresStore._version(conn)
+
+    @staticmethod
     def _version(conn: psycopg.Connection[Any]) -> int:
         row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
         return int(row[0] or 0) if row else 0
@@ -643,6 +674,17 @@ class PostgresStore:
         conn = self._connect_direct()
         try:
             known = self._migrations[-1].version if self._migrations else 0
+            # a database already at this version is only read: a role that may not create
+            # anything (a read-only team member, a query-only server) opens it too
+            try:
+                existing = self._existing_version(conn)
+            except psycopg.Error as exc:
+                raise SchemaError(
+                    f"cannot read treeseek's schema version in {redact(self.url)}:"
+                    f" {' '.join(str(exc).split())}; grant this user SELECT on treeseek's tables"
+                ) from exc
+            if existing == known:
+                return applied
             try:
                 conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
             except psycopg.Error as exc:
@@ -651,12 +693,19 @@ class PostgresStore:
                     f" user cannot create it ({str(exc).strip()}); ask an administrator to run"
                     " CREATE EXTENSION vector in it"
                 ) from exc
-            with conn.transaction():
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
-                conn.execute(
-                    "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY,"
-                    " description TEXT NOT NULL, applied_at TEXT NOT NULL)"
-                )
+            try:
+                with conn.transaction():
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
+                    conn.execute(
+                        "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY,"
+                        " description TEXT NOT NULL, applied_at TEXT NOT NULL)"
+                    )
+            except psycopg.Error as exc:
+                raise SchemaError(
+                    f"cannot create treeseek's tables in {redact(self.url)}:"
+                    f" {' '.join(str(exc).split())}; grant this user CREATE on the schema, or"
+                    " have its owner run `treeseek db migrate` once"
+                ) from exc
             current = self._version(conn)
             if current > known:
                 raise SchemaError(
@@ -699,6 +748,8 @@ class PostgresStore:
     # -- trees ---------------------------------------------------------------------------
     @staticmethod
     def _tree_id(conn: psycopg.Connection[Any], name: str) -> int:
+        if "\x00" in name:  # no PostgreSQL text holds a NUL: no tree has that name
+            raise TreeNotFound(name)
         row = conn.execute("SELECT id FROM trees WHERE name = %s", (name,)).fetchone()
         if row is None:
             raise TreeNotFound(name)
@@ -710,6 +761,8 @@ class PostgresStore:
         return [_row_to_info(r) for r in rows]
 
     def tree(self, name: str) -> TreeInfo:
+        if "\x00" in name:
+            raise TreeNotFound(name)
         with self._connection() as conn:
             row = conn.execute(
                 f"SELECT {_TREE_COLUMNS} FROM trees WHERE name = %s", (name,)
@@ -719,11 +772,15 @@ class PostgresStore:
         return _row_to_info(row)
 
     def has_tree(self, name: str) -> bool:
+        if "\x00" in name:
+            return False
         with self._connection() as conn:
             row = conn.execute("SELECT 1 FROM trees WHERE name = %s", (name,)).fetchone()
         return row is not None
 
     def delete_tree(self, name: str) -> None:
+        if "\x00" in name:  # before its lock: hashtext() cannot take a NUL either
+            raise TreeNotFound(name)
         with self._write_connection(name) as conn:
             tree_id = self._tree_id(conn, name)
             rows = conn.execute(
@@ -930,16 +987,33 @@ class PostgresStore:
     # -- internals -----------------------------------------------------------------------
     @staticmethod
     def _existing_hashes(conn: psycopg.Connection[Any], hashes: Sequence[str]) -> set[str]:
-        rows = conn.execute("SELECT hash FROM contents WHERE hash = ANY(%s)", (list(hashes),))
+        """The stored ones of ``hashes``, locked (``FOR KEY SHARE``) until the writer's
+        transaction ends: a concurrent removal of another tree (:meth:`_delete_orphans`) then
+        leaves them, rather than deleting contents this writer is about to reference."""
+        rows = conn.execute(
+            "SELECT hash FROM contents WHERE hash = ANY(%s) FOR KEY SHARE", (list(hashes),)
+        )
         return {r[0] for r in rows}
 
     @staticmethod
     def _delete_orphans(conn: psycopg.Connection[Any], hashes: Iterable[str]) -> None:
+        """Delete the contents of ``hashes`` no node references. One another writer's open
+        transaction holds (it stored it, found it stored, or references it: a key-share lock)
+        is left (``SKIP LOCKED``; its tree may be about to reference it), and should a
+        reference still slip in between, the deletion is given up, not the whole write: an
+        unreferenced content left over is harmless, a failed ``rm`` or index run is not."""
+        import psycopg
+
         candidates = list(hashes)
         if not candidates:
             return
-        conn.execute(
-            "DELETE FROM contents WHERE hash = ANY(%s)"
-            " AND NOT EXISTS (SELECT 1 FROM nodes WHERE nodes.content_hash = contents.hash)",
-            (candidates,),
-        )
+        try:
+            with conn.transaction():  # a savepoint inside the write
+                conn.execute(
+                    "DELETE FROM contents WHERE hash IN (SELECT hash FROM contents"
+                    " WHERE hash = ANY(%s) AND NOT EXISTS (SELECT 1 FROM nodes"
+                    " WHERE nodes.content_hash = contents.hash) FOR UPDATE SKIP LOCKED)",
+                    (candidates,),
+                )
+        except psycopg.errors.ForeignKeyViolation:
+            log.info("contents still referenced by a concurrent writer were left in place")

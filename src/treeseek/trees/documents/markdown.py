@@ -1,7 +1,9 @@
 """Markdown outlines: ATX (``# Title``) and setext (``Title`` over ``===``/``---``) headings,
 YAML/TOML front matter skipped (its ``title`` names the document), and fenced code blocks
 (backticks or tildes, closed by a fence of the same character at least as long) never read
-as headings. Indented code (4+ spaces) is not a heading either, as in CommonMark."""
+as headings. Indented code (4+ spaces) is not a heading either, as in CommonMark, nor are the
+lines of an HTML comment or of a ``<pre>``/``<script>``/``<style>``/``<textarea>`` block
+(CommonMark's HTML blocks of types 1 and 2: commented-out Markdown stays hidden)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _FRONT_TITLE = re.compile(r"""^title\s*[:=]\s*["']?(.*?)["']?\s*$""", re.IGNORECASE)
+_HTML_OPEN = re.compile(r"^ {0,3}<(!--|(?:pre|script|style|textarea)(?=[\s>]|$))", re.IGNORECASE)
 _BLOCK_START = re.compile(r"^ {0,3}(?:[-+*>]|\d{1,9}[.)]|#|<|\||```|~~~)")
 
 
@@ -38,6 +41,7 @@ def parse_markdown(text: str, name: str) -> Document:
     skip, front_title = _front_matter(lines)
     flat: list[Section] = []
     fence: tuple[str, int] | None = None
+    html_end: str | None = None  # inside an HTML block that ends at the line holding this
     paragraph = False  # the previous line continues a paragraph (setext underline allowed)
     for i in range(skip, len(lines)):
         line = lines[i]
@@ -50,6 +54,18 @@ def parse_markdown(text: str, name: str) -> Document:
                 and not m.group(2).strip()
             ):
                 fence = None
+            continue
+        if html_end is not None:
+            if html_end in line.lower():
+                html_end = None
+            continue
+        m = _HTML_OPEN.match(line)
+        if m:
+            tag = m.group(1).lower()
+            end = "-->" if tag == "!--" else f"</{tag}>"
+            if end not in line[m.end() :].lower():
+                html_end = end
+            paragraph = False
             continue
         m = _FENCE.match(line)
         if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
@@ -96,6 +112,7 @@ def parse_markdown(text: str, name: str) -> Document:
 
 def _clean(title: str) -> str:
     """A heading's plain title: inline markup that only decorates is dropped."""
+    title = re.sub(r"<!--.*?-->", "", title)  # <!-- omit in toc -->
     title = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", title)  # links -> their text
     title = re.sub(r"[*_`]+", "", title)
     title = re.sub(r"\s*\{#[^}]*\}\s*$", "", title)  # {#custom-id}
