@@ -62,11 +62,12 @@ class Prewarmer:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        #: (tree, version) whose warm-up failed, so a failure is logged once, not every poll
-        self._failed: set[tuple[str, tuple[str, str, str]]] = set()
+        #: tree -> the version whose warm-up failed last, so a failure is logged once per
+        #: version, not every poll
+        self._failed: dict[str, tuple[str, str, str]] = {}
 
     def note(self, tree: str) -> None:
-        """A query asked ``tree``: watch it (it was answered, so its version is warm)."""
+        """A query asked ``tree``: watch it (the next check finds its version built)."""
         with self._lock:
             if tree in self._trees:
                 self._trees.move_to_end(tree)
@@ -92,6 +93,7 @@ class Prewarmer:
             except TreeNotFound:
                 with self._lock:
                     self._trees.pop(name, None)
+                self._failed.pop(name, None)
                 continue
             with self._lock:
                 if self._trees.get(name, key) == key:
@@ -99,8 +101,8 @@ class Prewarmer:
             try:
                 self.warm(name)
             except Exception as exc:  # a warm-up never takes the server down
-                if (name, key) not in self._failed:
-                    self._failed.add((name, key))
+                if self._failed.get(name) != key:
+                    self._failed[name] = key
                     log.warning("warming tree %r failed: %r", name, str(exc)[:500])
                 continue
             with self._lock:
