@@ -500,10 +500,10 @@ class FlatRetriever(Retriever):
         """Build every per-tree table a query of this tree version reads (its files, the
         configuration's scope, chunk and symbol BM25, the symbol catalog and the mention
         resolver, file BM25, path statistics, every file's resolved imports), so the next
-        query finds them built. A server
-        calls this in the background after a re-index (:mod:`treeseek.service.prewarm`):
-        the tables are per tree version, and building them is most of a first query. The
-        documentation sections that prose questions read are left to the first of those."""
+        query finds them built. A server calls this in the background after a re-index
+        (:mod:`treeseek.service.prewarm`): the tables are per tree version, and building them
+        is most of a first query. The documentation sections that prose questions read are
+        left to the first of those."""
         try:
             code = ctx.store.code()
         except Exception as exc:
