@@ -202,6 +202,13 @@ class Service:
         prewarm_interval: float | None = None,
     ) -> None:
         self.db = db
+        self.freshness_ttl = freshness_ttl
+        self.limits = limits or Limits()
+        self._navigator = navigator
+        #: directories under which new trees may be indexed (None: anywhere)
+        self.index_roots = None if index_roots is None else [Path(r).resolve() for r in index_roots]
+        self._fresh: dict[tuple[str, str], tuple[float, Freshness]] = {}
+        self._lock = threading.Lock()
         #: with ``prewarm`` (servers): a thread that rebuilds what a query reads of the trees
         #: queries asked for, when they change (:mod:`treeseek.service.prewarm`)
         self.prewarmer: Prewarmer | None = None
@@ -212,13 +219,6 @@ class Service:
                 db, warm=self.warm, interval=prewarm_interval or POLL_INTERVAL_S
             )
             self.prewarmer.start()
-        self.freshness_ttl = freshness_ttl
-        self.limits = limits or Limits()
-        self._navigator = navigator
-        #: directories under which new trees may be indexed (None: anywhere)
-        self.index_roots = None if index_roots is None else [Path(r).resolve() for r in index_roots]
-        self._fresh: dict[tuple[str, str], tuple[float, Freshness]] = {}
-        self._lock = threading.Lock()
 
     def close(self) -> None:
         """Stop the prewarmer's thread (the database stays open: its owner closes it)."""
