@@ -10,12 +10,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from doors_helpers import TOKEN, live
 
 import treeseek
 from treeseek.errors import ConfigError, StoreError
+from treeseek.mcp.server import build_server
 from treeseek.server import check_bind, read_token
 from treeseek.server.app import create_app
 from treeseek.service import Jobs, Limits, Service
@@ -861,3 +863,42 @@ def test_index_jobs_coalesce_while_queued_and_the_queue_is_bounded(
         assert wait_job(client, job_id)["state"] == "done"
     assert len(client.get("/v1/jobs").json()["jobs"]) == 4
     assert client.get("/v1/trees/copy3").status_code == 404
+
+
+def test_a_read_is_bounded_in_characters_and_says_how_to_read_on(tmp_path: Path) -> None:
+    """5,000 lines a read left one answer as big as the 1 MiB stored-file cap (a minified
+    or long-line data file): a read gives at most ``max_read_chars`` characters, whole lines
+    while they fit, and says where it stopped and how to read on."""
+    root = tmp_path / "data"
+    root.mkdir()
+    (root / "rows.csv").write_text("".join(f"{i:04d}," + "x" * 95 + "\n" for i in range(1, 51)))
+    (root / "min.js").write_text("var a=1;" * 40_000 + "\n")  # one 320,000-character line
+    db_path = tmp_path / "d.db"
+    with treeseek.open(db_path) as db:
+        db.index(root, name="data")
+        service = Service(db, limits=Limits(max_read_chars=1_000), freshness_ttl=0)
+        with (
+            live(create_app(service, token=TOKEN)) as url,
+            httpx.Client(base_url=url, headers=AUTH, timeout=60) as c,
+        ):
+            whole = c.get("/v1/trees/data/files", params={"path": "rows.csv"}).json()
+            assert (whole["start_line"], whole["end_line"], whole["total_lines"]) == (1, 9, 50)
+            assert len(whole["text"]) <= 1_000 and whole["text"].endswith("0009," + "x" * 95)
+            assert whole["truncated"] is True and "start=10" in whole["note"]
+            ranged = c.get(
+                "/v1/trees/data/files", params={"path": "rows.csv", "start": 10, "end": 50}
+            ).json()
+            assert (ranged["start_line"], ranged["end_line"]) == (10, 18)
+            assert ranged["truncated"] is True and "start=19" in ranged["note"]
+            small = c.get("/v1/trees/data/files", params={"path": "rows.csv", "start": 48}).json()
+            assert small["end_line"] == 50 and small["truncated"] is False
+            assert small["note"] is None
+            line = c.get("/v1/trees/data/files", params={"path": "min.js"}).json()
+            assert line["text"] == ("var a=1;" * 125) and line["end_line"] == 1
+            assert line["truncated"] is True and "320,000 characters" in line["note"]
+
+        result = anyio.run(
+            build_server(service).call_tool, "read", {"tree": "data", "path": "rows.csv"}
+        )
+        shown = str(result)
+        assert "rows.csv:1-9 of 50" in shown and "start=10" in shown

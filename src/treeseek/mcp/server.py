@@ -196,7 +196,9 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
         head = f"{data['path']}:{data['start_line']}-{data['end_line']} of {data['total_lines']}"
         if data["first_line"] != 1:  # a document section, in its document's line numbers
             head += f" (lines {data['first_line']}-{data['first_line'] + data['total_lines'] - 1})"
-        if data["truncated"]:
+        if data["note"]:
+            head += f" ({data['note']})"
+        elif data["truncated"]:
             head += " (truncated: ask for a range)"
         return head + "\n" + number_lines(data["text"], data["start_line"])
 

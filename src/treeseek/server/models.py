@@ -189,6 +189,7 @@ class FileResponse(BaseModel):
     first_line: int = 1  # a document section's lines are its document's: it starts there
     total_lines: int
     truncated: bool
+    note: str | None = None  # what was cut (over the characters limit) and how to read on
     text: str
 
 

@@ -93,6 +93,7 @@ class Limits:
     max_budget: int = 100_000
     max_seconds: float = 60.0  # wall time of one request
     max_lines: int = 5_000  # lines of one read
+    max_read_chars: int = 100_000  # characters of one read (a minified or data file's lines)
     max_items: int = 200  # code-retrieval items, graph answers
     max_depth: int = 8  # tree view depth
     max_nodes: int = 10_000  # nodes of one tree view
@@ -100,6 +101,36 @@ class Limits:
 
 #: the longest error message the doors send: one echoing a 100 KB argument stays bounded
 MAX_ERROR_CHARS = 1_000
+
+
+def _cut_to_chars(
+    lines: list[str], first: int, last: int, offset: int, limit: int, path: str
+) -> tuple[str, int, str | None]:
+    """The text of ``lines[first..last]`` (1-based) in at most ``limit`` characters: whole
+    lines while they fit, else the first line's first ``limit`` characters. Returns the text,
+    the last line (partly) given and a note of what was cut and how to read on (None when
+    nothing was)."""
+    size = 0
+    end = first - 1
+    while end < last and size + len(lines[end]) + (end >= first) <= limit:
+        size += len(lines[end]) + (end >= first)
+        end += 1
+    if end == last:
+        return "\n".join(lines[first - 1 : last]), last, None
+    if end >= first:
+        return (
+            "\n".join(lines[first - 1 : end]),
+            end,
+            f"cut at line {end + offset}: a read gives at most {limit:,} characters;"
+            f" read on with start={end + 1 + offset}",
+        )
+    line = lines[first - 1]
+    return (
+        line[:limit],
+        first,
+        f"line {first + offset} of {path} is {len(line):,} characters: only its first"
+        f" {limit:,} are given (a read's limit); search finds the rest",
+    )
 
 
 def error_message(exc: BaseException) -> str:
@@ -445,15 +476,19 @@ class Service:
                     f"{last - first + 1} lines asked, over this server's limit of "
                     f"{self.limits.max_lines}; read a smaller range"
                 )
+        text, cut_last, note = _cut_to_chars(
+            lines, first, last, offset, self.limits.max_read_chars, node.path
+        )
         return {
             "tree": tree,
             "path": node.path,
             "start_line": first + offset,
-            "end_line": last + offset,
+            "end_line": cut_last + offset,
             "first_line": 1 + offset,  # the file's (the section's) first line number
             "total_lines": total,
-            "truncated": last < total and end is None,
-            "text": "\n".join(lines[first - 1 : last]),
+            "truncated": note is not None or (last < total and end is None),
+            "note": note,
+            "text": text,
         }
 
     # -- code structure ------------------------------------------------------------------
