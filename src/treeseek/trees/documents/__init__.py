@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 
 from treeseek.errors import BuildError
-from treeseek.text.encoding import wide_text_as_utf8
+from treeseek.text.encoding import text_as_utf8
 from treeseek.trees.documents.model import LINE, PAGE, Document, Section
 
 #: file suffix -> document format
@@ -45,7 +45,7 @@ def parse_document(path: str, data: bytes, *, fmt: str | None = None) -> Documen
         from treeseek.trees.documents.pdf import parse_pdf
 
         return parse_pdf(data, name)
-    data = wide_text_as_utf8(data) or data  # UTF-16/32 text with its byte order mark
+    data = text_as_utf8(data) or data  # UTF-16/32 (with its mark) or cp1252 text: as UTF-8
     if fmt == "pageindex":
         from treeseek.trees.documents.pageindex import parse_pageindex
 
