@@ -8,7 +8,7 @@ from pathlib import PurePosixPath
 
 from treeseek.errors import BuildError
 from treeseek.text.encoding import text_as_utf8
-from treeseek.trees.documents.model import LINE, PAGE, Document, Section
+from treeseek.trees.documents.model import LINE, PAGE, Document, Section, fit_line_spans
 
 #: file suffix -> document format
 FORMATS: dict[str, str] = {
@@ -53,6 +53,12 @@ def parse_document(path: str, data: bytes, *, fmt: str | None = None) -> Documen
     if b"\x00" in data[:8192]:
         raise BuildError(f"{path}: binary content; not a text document")
     text = data.decode("utf-8-sig", errors="replace")  # a byte order mark is not text
+    doc = _parse_text(fmt, text, name)
+    fit_line_spans(doc)  # spans of the text as stored: the outline names what expand shows
+    return doc
+
+
+def _parse_text(fmt: str, text: str, name: str) -> Document:
     if fmt == "markdown":
         from treeseek.trees.documents.markdown import parse_markdown
 
