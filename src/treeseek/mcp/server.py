@@ -191,7 +191,8 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
     @server.tool(annotations=READ_ONLY, structured_output=False)
     async def read(tree: str, path: str, start: int | None = None, end: int | None = None) -> str:
         """Read a file of a tree (as indexed), or lines start..end (1-based, inclusive), with
-        line numbers."""
+        line numbers; a long answer is cut (5,000 lines, 100,000 characters) and its header
+        says where to read on."""
         data = await _call(lambda: service.read(tree, path, start, end))
         head = f"{data['path']}:{data['start_line']}-{data['end_line']} of {data['total_lines']}"
         if data["first_line"] != 1:  # a document section, in its document's line numbers
