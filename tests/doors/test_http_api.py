@@ -902,3 +902,29 @@ def test_a_read_is_bounded_in_characters_and_says_how_to_read_on(tmp_path: Path)
         )
         shown = str(result)
         assert "rows.csv:1-9 of 50" in shown and "start=10" in shown
+
+
+def test_a_file_s_symbols_are_bounded_and_say_how_many_there_are(tmp_path: Path) -> None:
+    """/symbols listed every symbol of a file: a generated one (50,000 functions in the 1 MiB
+    stored-file cap) made an answer of megabytes. The first ``max_symbols`` come, with the
+    total and ``truncated``."""
+    root = tmp_path / "gen"
+    root.mkdir()
+    (root / "gen.py").write_text("".join(f"def f{i}():\n    pass\n" for i in range(30)))
+    (root / "small.py").write_text("def one():\n    pass\n")
+    with treeseek.open(tmp_path / "g.db") as db:
+        db.index(root, name="gen")
+        service = Service(db, limits=Limits(max_symbols=20), freshness_ttl=0)
+        with (
+            live(create_app(service, token=TOKEN)) as url,
+            httpx.Client(base_url=url, headers=AUTH, timeout=60) as c,
+        ):
+            big = c.get("/v1/trees/gen/symbols", params={"path": "gen.py"}).json()
+            assert (len(big["symbols"]), big["total_symbols"], big["truncated"]) == (20, 30, True)
+            assert big["symbols"][0]["name_path"] == "gen.py::f0"
+            small = c.get("/v1/trees/gen/symbols", params={"path": "small.py"}).json()
+            assert (len(small["symbols"]), small["total_symbols"], small["truncated"]) == (
+                1,
+                1,
+                False,
+            )

@@ -207,6 +207,8 @@ class SymbolOut(BaseModel):
 class SymbolsResponse(BaseModel):
     tree: str
     path: str
+    total_symbols: int = 0  # the file's symbols; over the server's limit only the first come
+    truncated: bool = False
     symbols: list[SymbolOut]
 
 

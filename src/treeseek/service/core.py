@@ -94,6 +94,7 @@ class Limits:
     max_seconds: float = 60.0  # wall time of one request
     max_lines: int = 5_000  # lines of one read
     max_read_chars: int = 100_000  # characters of one read (a minified or data file's lines)
+    max_symbols: int = 5_000  # symbols of one file's list (a generated file has 50,000)
     max_items: int = 200  # code-retrieval items, graph answers
     max_depth: int = 8  # tree view depth
     max_nodes: int = 10_000  # nodes of one tree view
@@ -497,15 +498,19 @@ class Service:
 
     @reading
     def symbols(self, tree: str, path: str) -> dict[str, Any]:
-        """The C1 symbols of one file with their name paths and line spans."""
+        """The C1 symbols of one file with their name paths and line spans: the first
+        ``max_symbols`` (``truncated`` says when there were more, ``total_symbols`` how many)."""
         node = self.db.node(tree, check_path(path))
         if node.is_dir:
             raise NodeNotFound(f"{node.path or '.'} is a directory; give a file")
         digest = code_content(node.path, node.content_hash)
         symbols = [] if digest is None else self.db.store.code().symbols(digest)
+        shown = symbols[: self.limits.max_symbols]
         return {
             "tree": tree,
             "path": node.path,
+            "total_symbols": len(symbols),
+            "truncated": len(shown) < len(symbols),
             "symbols": [
                 {
                     "name_path": f"{node.path}::{s.qname}",
@@ -517,7 +522,7 @@ class Service:
                     "parent": s.parent,
                     "doc": (s.docstring or "").strip().split("\n")[0] or None,
                 }
-                for s in symbols
+                for s in shown
             ],
         }
 
