@@ -928,3 +928,34 @@ def test_a_file_s_symbols_are_bounded_and_say_how_many_there_are(tmp_path: Path)
                 1,
                 False,
             )
+
+
+def test_find_symbol_of_a_symbol_over_the_read_limits_is_cut_and_says_so(tmp_path: Path) -> None:
+    """find_symbol read the symbol's lines as a range: one over the line limit (a 6,000-line
+    class) was refused with "read a smaller range" (no range was given), and one cut at the
+    characters limit came without a word of it (end_line simply earlier)."""
+    root = tmp_path / "big"
+    root.mkdir()
+    body = "".join(f"    def m{i}(self):\n        return {i}\n" for i in range(20))
+    (root / "huge.py").write_text("class Huge:\n" + body)  # lines 1-41
+    with treeseek.open(tmp_path / "b.db") as db:
+        db.index(root, name="big")
+        by_lines = Service(db, limits=Limits(max_lines=10), freshness_ttl=0)
+        with (
+            live(create_app(by_lines, token=TOKEN)) as url,
+            httpx.Client(base_url=url, headers=AUTH, timeout=60) as c,
+        ):
+            found = c.get("/v1/trees/big/symbols/find", params={"name": "Huge"})
+            assert found.status_code == 200, found.text
+            data = found.json()
+            assert (data["start_line"], data["end_line"], data["symbol_end_line"]) == (1, 10, 41)
+            assert data["truncated"] is True and "start=11" in data["note"]
+        by_chars = Service(db, limits=Limits(max_read_chars=100), freshness_ttl=0)
+        shown = str(
+            anyio.run(
+                build_server(by_chars).call_tool, "find_symbol", {"tree": "big", "name": "Huge"}
+            )
+        )
+        assert "huge.py:1-" in shown and "read on with start=" in shown
+        whole = Service(db, freshness_ttl=0).find_symbol("big", "Huge")
+        assert (whole["end_line"], whole["truncated"], whole["note"]) == (41, False, None)

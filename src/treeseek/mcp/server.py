@@ -229,6 +229,8 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
         head = f"{data['name_path']}  {data['path']}:{data['start_line']}-{data['end_line']}"
         if data.get("kind"):
             head += f"  {data['kind']}"
+        if code and data.get("note"):
+            head += f" ({data['note']})"
         if not code or data.get("text") is None:
             return head
         return head + "\n" + number_lines(data["text"], data["start_line"])

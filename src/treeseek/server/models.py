@@ -247,7 +247,10 @@ class ResolvedSymbolOut(BaseModel):
     kind: str | None = None
     signature: str | None = None
     start_line: int
-    end_line: int
+    end_line: int  # the last line given: before symbol_end_line when the answer was cut
+    symbol_end_line: int | None = None
+    truncated: bool = False
+    note: str | None = None  # what was cut (over a read's limits) and how to read on
     text: str | None = None
 
 

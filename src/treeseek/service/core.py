@@ -551,7 +551,15 @@ class Service:
             raise PathError("name contains a NUL byte")
         found = self.db.resolve_symbol(tree, name)
         symbol = found.symbol
-        span = self.read(tree, found.path, symbol.start_line, symbol.end_line)
+        # a symbol longer than a read's limits is cut (no range was asked, so none is refused)
+        last = min(symbol.end_line, symbol.start_line + self.limits.max_lines - 1)
+        span = self.read(tree, found.path, symbol.start_line, last)
+        note = span["note"]
+        if note is None and span["end_line"] < symbol.end_line:
+            note = (
+                f"cut at line {span['end_line']}: a read gives at most"
+                f" {self.limits.max_lines:,} lines; read on with start={span['end_line'] + 1}"
+            )
         return {
             "tree": tree,
             "name_path": found.name_path,
@@ -560,6 +568,9 @@ class Service:
             "signature": symbol.signature,
             "start_line": span["start_line"],
             "end_line": span["end_line"],
+            "symbol_end_line": symbol.end_line,
+            "truncated": note is not None,
+            "note": note,
             "text": span["text"],
         }
 
