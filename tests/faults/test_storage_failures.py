@@ -288,3 +288,15 @@ def test_db_check_on_postgres_finds_a_broken_invariant(
         conn.execute("UPDATE trees SET node_count = node_count + 7")
     broken = _cli("db", "check", "--db", url)
     assert broken.returncode == 3 and "node count" in broken.stderr
+
+
+def test_db_check_of_a_postgres_server_it_cannot_reach_is_an_error_not_a_verdict() -> None:
+    """A PostgreSQL server that refuses the connection (down, a wrong port) was reported as a
+    damaged database (exit 3) with the advice to delete it and index again: it could not be
+    checked at all (exit 1, as for a SQLite file that cannot be opened)."""
+    proc = _cli("db", "check", "--db", "postgresql://someone:secret@127.0.0.1:1/treeseek")
+    assert proc.returncode == 1, (proc.returncode, proc.stderr)
+    assert "cannot connect" in proc.stderr and "127.0.0.1:1" in proc.stderr
+    assert "damaged" not in proc.stderr and "delete" not in proc.stderr
+    assert "secret" not in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.stderr.count("\n") == 1

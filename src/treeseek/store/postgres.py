@@ -580,6 +580,13 @@ class PostgresStore:
                     if row is not None and int(row[0]):
                         report.problems.append(f"{int(row[0])} {what}")
         except (psycopg.Error, StoreError) as exc:
+            if "connection" not in report.checks:
+                # not reached (down, a wrong URL or password): not checked, not damaged
+                if isinstance(exc, StoreError):
+                    raise
+                raise StoreError(
+                    f"cannot connect to {redact(self.url)} to check it: {str(exc).strip()[:300]}"
+                ) from exc
             report.problems.append(f"{type(exc).__name__}: {str(exc).strip()[:300]}")
         return report
 
