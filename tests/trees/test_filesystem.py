@@ -344,12 +344,16 @@ def test_cp1252_text_is_stored_as_utf8_and_utf8_is_left_byte_for_byte(
             "stray.txt": "ééé ".encode() + b"\xff" + "Ω\n".encode(),  # UTF-8, one bad byte
             "undefined.txt": b"caf\xe9 \x81\n",  # 0x81 is not a Windows-1252 character
             "controls.dat": bytes(range(1, 32)) * 20 + b"\xe9",  # no NUL, but not text
+            # other scripts' legacy encodings decode as cp1252 too, to nonsense: left alone
+            "ru.txt": "Привет, мир: это тест кодировки\n".encode("cp1251"),
+            "zh.md": "# 说明\n这是一个中文文件，用于测试编码。\n".encode("gbk"),
         },
     )
     database.index(FilesystemBuilder(tmp_path, use_git=False), name="t")
     assert database.text("t", "menu.c") == latin
     assert database.content("t", "menu.c") == latin.encode("utf-8")
-    for path in ("utf8.txt", "bom.txt", "stray.txt", "undefined.txt", "controls.dat"):
+    kept = ("utf8.txt", "bom.txt", "stray.txt", "undefined.txt", "controls.dat", "ru.txt", "zh.md")
+    for path in kept:
         assert database.content("t", path) == (tmp_path / path).read_bytes(), path
     again = database.index(FilesystemBuilder(tmp_path, use_git=False), name="t")
     assert again.changed == 0

@@ -8,9 +8,11 @@ touched, so its bytes and hashes are the same as ever):
   UTF-8 instead. One that does not decode, or decodes to text with NUL characters, stays binary.
 * Windows-1252 (a superset of Latin-1's printable characters; older C, Java, docs), only when
   the bytes are not valid UTF-8, more of their non-ASCII bytes are invalid UTF-8 than valid
-  multi-byte characters (a UTF-8 file with one stray byte keeps its characters), every byte
-  is defined in Windows-1252, and the text has no NUL and few control characters (it looks
-  like text). Without this "café" was stored as "caf\\xe9" and shown as "caf�": unsearchable.
+  multi-byte characters (a UTF-8 file with one stray byte keeps its characters), most
+  non-ASCII bytes stand alone or in pairs among ASCII ones (Cyrillic or CJK legacy encodings
+  have whole words of them, and are left as they were), every byte is defined in
+  Windows-1252, and the text has no NUL and few control characters (it looks like text).
+  Without this "café" was stored as "caf\\xe9" and shown as "caf�": unsearchable.
 """
 
 from __future__ import annotations
@@ -30,6 +32,11 @@ _MARKS = (
 #: return and escape are)
 _CONTROLS = re.compile("[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f]")
 _VALID_NON_ASCII = re.compile("[^\x00-\x7f\ufffd]")
+#: runs of three or more non-ASCII bytes: whole words of Cyrillic (cp1251, KOI8-R) or CJK (GBK,
+#: Big5, EUC-KR) text, which decode as Windows-1252 too, to nonsense; a Latin language's
+#: accented letters stand among ASCII ones
+_NON_ASCII_RUNS = re.compile(b"[\x80-\xff]{3,}")
+_ASCII = bytes(range(128))
 
 
 def wide_text_as_utf8(data: bytes) -> bytes | None:
@@ -60,6 +67,9 @@ def cp1252_text_as_utf8(data: bytes) -> bytes | None:
     invalid = lenient.count("\ufffd") - data.count(b"\xef\xbf\xbd")
     if len(_VALID_NON_ASCII.findall(lenient)) >= invalid:
         return None  # mostly UTF-8, with a few bad bytes: its characters stay
+    non_ascii = len(data.translate(None, _ASCII))
+    if 2 * sum(len(run) for run in _NON_ASCII_RUNS.findall(data)) > non_ascii:
+        return None  # mostly runs of non-ASCII bytes: another script's legacy encoding
     try:
         text = data.decode("cp1252")
     except UnicodeDecodeError:
