@@ -159,6 +159,31 @@ def test_cat_a_section_by_its_document_s_lines(db: Database, docs: Path) -> None
         db.expand("docs", "guide.md/1-widgets/2-tuning-widgets:1-3")  # lines of another section
 
 
+def test_a_section_s_outline_span_is_what_expand_shows_and_a_margin_widens_it(
+    db: Database, docs: Path
+) -> None:
+    """The outline said 5-9 of a section whose text, as expand, read and search show it, is
+    5-8 (9 is the blank line before the next heading), and expand's --margin was ignored on a
+    section (its span was clipped to the section's own text)."""
+    [guide] = db.outline("docs", "guide.md").files
+    for item in guide.items:
+        [span] = db.expand("docs", item.name_path).context
+        if not any(i.name_path.startswith(item.name_path + "/") for i in guide.items):
+            assert (span.start_line, span.end_line) == (item.start_line, item.end_line)
+        else:  # a section's own text: up to its first subsection, within its outline span
+            assert span.start_line == item.start_line and span.end_line < item.end_line
+    [wide] = db.expand("docs", "guide.md/1-widgets/1-installing-widgets", margin=2).context
+    assert (wide.path, wide.start_line, wide.end_line) == ("guide.md", 3, 10)
+    assert wide.text == doc_lines(docs / "guide.md", 3, 10)
+    [part] = db.expand("docs", "guide.md/1-widgets/2-tuning-widgets:12-12", margin=1).context
+    assert (part.path, part.start_line, part.end_line) == ("guide.md", 11, 13)
+    knob = "guide.md/1-widgets/2-tuning-widgets/1-knob-reference"
+    [last] = db.expand("docs", knob, margin=5).context
+    assert (last.start_line, last.end_line) == (9, 16)  # clipped to the document
+    with pytest.raises(PathError, match="outside"):
+        db.expand("docs", "guide.md/1-widgets/2-tuning-widgets:1-3", margin=1)
+
+
 @pytest.mark.parametrize("lines", ["1-3", "8-11", "12-30", "40-41"])
 def test_a_range_outside_a_section_is_named_in_the_document_s_lines(
     db: Database, lines: str
@@ -207,7 +232,7 @@ def test_the_outline_of_a_document_lists_its_sections_in_the_document_s_lines(
     assert guide.lines == GUIDE.count("\n")
     assert [(i.name_path, i.signature, i.start_line, i.end_line, i.depth) for i in guide.items] == [
         ("guide.md/1-widgets", "Widgets", 1, 16, 0),
-        ("guide.md/1-widgets/1-installing-widgets", "Installing widgets", 5, 9, 1),
+        ("guide.md/1-widgets/1-installing-widgets", "Installing widgets", 5, 8, 1),
         ("guide.md/1-widgets/2-tuning-widgets", "Tuning widgets", 10, 16, 1),
         ("guide.md/1-widgets/2-tuning-widgets/1-knob-reference", "Knob reference", 14, 16, 2),
     ]

@@ -160,7 +160,7 @@ def test_flat_returns_sections_with_text_and_spans(database: Database, docs: Pat
         "Knob reference",
         3,
         13,
-        16,
+        15,  # its text's last line (16 is the blank line after it)
         "line",
     )
     assert section.title_path == ["guide.md", "Widgets", "Tuning widgets", "Knob reference"]
@@ -359,6 +359,15 @@ def test_a_utf16_markdown_document_with_a_byte_order_mark_is_read(
     top = database.query("wide", "turbo knob", k=1).files[0]
     assert top.path == "wide.md/1-guide/2-configure/1-advanced-tuning"
     assert top.content == "### Advanced tuning\n\nThe knob called turbo doubles the speed."
+
+
+def test_a_cp1252_markdown_document_is_read_as_its_text(database: Database, tmp_path: Path) -> None:
+    text = ONE_HEADING.replace("turbo doubles", "turbo (« très rapide ») doubles")
+    (tmp_path / "old.md").write_bytes(text.encode("cp1252"))
+    database.index(tmp_path / "old.md", name="old")
+    top = database.query("old", "très rapide", k=1).files[0]
+    assert top.path == "old.md/1-guide/2-configure/1-advanced-tuning"
+    assert top.content is not None and "(« très rapide »)" in top.content
 
 
 def test_a_tree_of_the_other_kind_is_never_replaced_by_indexing(

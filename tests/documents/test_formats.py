@@ -57,14 +57,14 @@ def test_markdown_atx_setext_front_matter_and_fences() -> None:
     doc = parse_document("guide.md", MARKDOWN.encode())
     assert doc.title == "Field Guide"
     assert outline(doc) == [
-        (1, "Install", 8, 31),
-        (2, "Setup Title", 23, 31),
-        (3, "Deep", 28, 31),
+        (1, "Install", 8, 30),  # to the last line of text (31 is blank)
+        (2, "Setup Title", 23, 30),
+        (3, "Deep", 28, 30),
         (1, "Other", 32, 35),
     ]
     install = doc.sections[0]
     assert "pip install x" in install.text and "## still code" in install.text
-    assert install.own_end == 22
+    assert install.own_end == 21  # its last line of text (22 is blank)
     assert doc.preamble is not None and doc.preamble.text == "Intro paragraph."
     assert not doc.warnings
 

@@ -54,8 +54,8 @@ def test_rst_file_chunks_follow_its_sections() -> None:
     chunks = section_chunks("docs/deploying.rst", DEPLOY_RST.splitlines())
     assert chunks is not None
     assert [(c.symbol, c.start_line, c.end_line, c.type.value) for c in chunks] == [
-        ("Deploying", 1, 5, "section"),
-        ("Deploying > Gunicorn", 6, 12, "section"),
+        ("Deploying", 1, 4, "section"),  # without the blank line before the next title
+        ("Deploying > Gunicorn", 6, 11, "section"),
         ("Deploying > Waitress", 13, 16, "section"),
     ]
     # the stored chunk index keeps windows: sections are cut at query time, for prose questions
@@ -88,7 +88,7 @@ def test_a_prose_question_gets_the_docs_section(db: Database) -> None:
     assert top.path == "docs/deploying.rst"
     chunk = top.evidence.chunk
     assert chunk is not None and chunk.symbol == "Deploying > Gunicorn"
-    assert (chunk.start_line, chunk.end_line) == (6, 12)
+    assert (chunk.start_line, chunk.end_line) == (6, 11)
     assert "CHANGES.rst" not in [f.path for f in result.files][:1]
 
 

@@ -10,12 +10,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from doors_helpers import TOKEN, live
 
 import treeseek
 from treeseek.errors import ConfigError, StoreError
+from treeseek.mcp.server import build_server
 from treeseek.server import check_bind, read_token
 from treeseek.server.app import create_app
 from treeseek.service import Jobs, Limits, Service
@@ -861,3 +863,99 @@ def test_index_jobs_coalesce_while_queued_and_the_queue_is_bounded(
         assert wait_job(client, job_id)["state"] == "done"
     assert len(client.get("/v1/jobs").json()["jobs"]) == 4
     assert client.get("/v1/trees/copy3").status_code == 404
+
+
+def test_a_read_is_bounded_in_characters_and_says_how_to_read_on(tmp_path: Path) -> None:
+    """5,000 lines a read left one answer as big as the 1 MiB stored-file cap (a minified
+    or long-line data file): a read gives at most ``max_read_chars`` characters, whole lines
+    while they fit, and says where it stopped and how to read on."""
+    root = tmp_path / "data"
+    root.mkdir()
+    (root / "rows.csv").write_text("".join(f"{i:04d}," + "x" * 95 + "\n" for i in range(1, 51)))
+    (root / "min.js").write_text("var a=1;" * 40_000 + "\n")  # one 320,000-character line
+    db_path = tmp_path / "d.db"
+    with treeseek.open(db_path) as db:
+        db.index(root, name="data")
+        service = Service(db, limits=Limits(max_read_chars=1_000), freshness_ttl=0)
+        with (
+            live(create_app(service, token=TOKEN)) as url,
+            httpx.Client(base_url=url, headers=AUTH, timeout=60) as c,
+        ):
+            whole = c.get("/v1/trees/data/files", params={"path": "rows.csv"}).json()
+            assert (whole["start_line"], whole["end_line"], whole["total_lines"]) == (1, 9, 50)
+            assert len(whole["text"]) <= 1_000 and whole["text"].endswith("0009," + "x" * 95)
+            assert whole["truncated"] is True and "start=10" in whole["note"]
+            ranged = c.get(
+                "/v1/trees/data/files", params={"path": "rows.csv", "start": 10, "end": 50}
+            ).json()
+            assert (ranged["start_line"], ranged["end_line"]) == (10, 18)
+            assert ranged["truncated"] is True and "start=19" in ranged["note"]
+            small = c.get("/v1/trees/data/files", params={"path": "rows.csv", "start": 48}).json()
+            assert small["end_line"] == 50 and small["truncated"] is False
+            assert small["note"] is None
+            line = c.get("/v1/trees/data/files", params={"path": "min.js"}).json()
+            assert line["text"] == ("var a=1;" * 125) and line["end_line"] == 1
+            assert line["truncated"] is True and "320,000 characters" in line["note"]
+
+        result = anyio.run(
+            build_server(service).call_tool, "read", {"tree": "data", "path": "rows.csv"}
+        )
+        shown = str(result)
+        assert "rows.csv:1-9 of 50" in shown and "start=10" in shown
+
+
+def test_a_file_s_symbols_are_bounded_and_say_how_many_there_are(tmp_path: Path) -> None:
+    """/symbols listed every symbol of a file: a generated one (50,000 functions in the 1 MiB
+    stored-file cap) made an answer of megabytes. The first ``max_symbols`` come, with the
+    total and ``truncated``."""
+    root = tmp_path / "gen"
+    root.mkdir()
+    (root / "gen.py").write_text("".join(f"def f{i}():\n    pass\n" for i in range(30)))
+    (root / "small.py").write_text("def one():\n    pass\n")
+    with treeseek.open(tmp_path / "g.db") as db:
+        db.index(root, name="gen")
+        service = Service(db, limits=Limits(max_symbols=20), freshness_ttl=0)
+        with (
+            live(create_app(service, token=TOKEN)) as url,
+            httpx.Client(base_url=url, headers=AUTH, timeout=60) as c,
+        ):
+            big = c.get("/v1/trees/gen/symbols", params={"path": "gen.py"}).json()
+            assert (len(big["symbols"]), big["total_symbols"], big["truncated"]) == (20, 30, True)
+            assert big["symbols"][0]["name_path"] == "gen.py::f0"
+            small = c.get("/v1/trees/gen/symbols", params={"path": "small.py"}).json()
+            assert (len(small["symbols"]), small["total_symbols"], small["truncated"]) == (
+                1,
+                1,
+                False,
+            )
+
+
+def test_find_symbol_of_a_symbol_over_the_read_limits_is_cut_and_says_so(tmp_path: Path) -> None:
+    """find_symbol read the symbol's lines as a range: one over the line limit (a 6,000-line
+    class) was refused with "read a smaller range" (no range was given), and one cut at the
+    characters limit came without a word of it (end_line simply earlier)."""
+    root = tmp_path / "big"
+    root.mkdir()
+    body = "".join(f"    def m{i}(self):\n        return {i}\n" for i in range(20))
+    (root / "huge.py").write_text("class Huge:\n" + body)  # lines 1-41
+    with treeseek.open(tmp_path / "b.db") as db:
+        db.index(root, name="big")
+        by_lines = Service(db, limits=Limits(max_lines=10), freshness_ttl=0)
+        with (
+            live(create_app(by_lines, token=TOKEN)) as url,
+            httpx.Client(base_url=url, headers=AUTH, timeout=60) as c,
+        ):
+            found = c.get("/v1/trees/big/symbols/find", params={"name": "Huge"})
+            assert found.status_code == 200, found.text
+            data = found.json()
+            assert (data["start_line"], data["end_line"], data["symbol_end_line"]) == (1, 10, 41)
+            assert data["truncated"] is True and "start=11" in data["note"]
+        by_chars = Service(db, limits=Limits(max_read_chars=100), freshness_ttl=0)
+        shown = str(
+            anyio.run(
+                build_server(by_chars).call_tool, "find_symbol", {"tree": "big", "name": "Huge"}
+            )
+        )
+        assert "huge.py:1-" in shown and "read on with start=" in shown
+        whole = Service(db, freshness_ttl=0).find_symbol("big", "Huge")
+        assert (whole["end_line"], whole["truncated"], whole["note"]) == (41, False, None)

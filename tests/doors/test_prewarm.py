@@ -137,7 +137,7 @@ def test_a_failing_warm_up_is_logged_once_and_does_not_stop_the_others(
         prewarmer.note("other")
         with caplog.at_level("WARNING", logger="treeseek.service.prewarm"):
             assert prewarmer.check() == ["other"]
-            assert prewarmer.check() == []  # demo is tried again, not logged again
+            assert prewarmer.check() == []  # demo is not logged again
     failures = [r for r in caplog.records if "disk on fire" in r.getMessage()]
     assert len(failures) == 1
     assert "\x1b" not in failures[0].getMessage()  # shown escaped (%r)
@@ -179,3 +179,38 @@ def test_a_git_tree_keeps_no_layout(tmp_path: Path, project: Path) -> None:
         assert service.freshness("g").stale is False
         service.warm("g")
         assert db.caches.peek(LAYOUT, db.tree("g")) is None
+
+
+def test_a_failed_warm_up_is_tried_again_after_a_growing_wait_or_for_a_new_version(
+    db_path: Path, project: Path
+) -> None:
+    """A warm-up that fails was tried again at every poll (every second), so one that kept
+    failing rebuilt a large tree's tables for ever; now the same version waits interval * 2,
+    4, 8 ... (up to MAX_RETRY_S) between tries, and a new version is tried at once."""
+    now = [0.0]
+    tries: list[str] = []
+    with treeseek.open(db_path) as db:
+
+        def warm(tree: str) -> bool:
+            tries.append(tree)
+            if len(tries) < 4:
+                raise RuntimeError("out of memory")
+            return db.warm(tree)
+
+        prewarmer = Prewarmer(db, warm=warm, interval=1.0, clock=lambda: now[0])
+        prewarmer.note("demo")
+        assert prewarmer.check() == [] and len(tries) == 1
+        for _ in range(5):
+            assert prewarmer.check() == []  # at once again: not tried
+        assert len(tries) == 1
+        now[0] = 2.0  # interval * 2 after the first failure
+        assert prewarmer.check() == [] and len(tries) == 2
+        now[0] = 5.0  # the next wait is 4 s: not yet
+        assert prewarmer.check() == [] and len(tries) == 2
+        edit_and_reindex(db_path, project)  # a new version: tried at once
+        assert prewarmer.check() == [] and len(tries) == 3
+        assert prewarmer.check() == [] and len(tries) == 3
+        now[0] = 7.0
+        assert prewarmer.check() == ["demo"] and len(tries) == 4
+        assert is_warm(db, "demo")
+        assert prewarmer.check() == [] and len(tries) == 4

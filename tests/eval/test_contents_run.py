@@ -86,3 +86,47 @@ def test_contents_run_from_bare_mirrors(tmp_path: Path, index_jobs: int) -> None
     if strategy == "flat":
         assert records["one-1"].preds[0] == "lib/durations.py"
         assert records["two-1"].preds[0] == "pkg/cache.py"
+
+
+def test_retry_errors_answers_again_only_the_errored_instances(tmp_path: Path) -> None:
+    """An instance that errored (here: its commit was not in the mirror yet, fetched later)
+    stays errored on a plain resume, as before; ``retry_errors`` answers it again, and only
+    it, leaving one record per instance."""
+    one, one_commits, two, two_commits = _repos(tmp_path)
+    (tmp_path / "empty").mkdir()
+    empty = BareRepo(tmp_path / "empty")  # the mirror before the fetch
+    rows = [
+        instance(
+            "one-1", "parse_duration returns None", ["lib/durations.py"], "none", one_commits[0]
+        ),
+        instance("two-1", "FileCache loses keys", ["pkg/cache.py"], "none", two_commits[0]),
+    ]
+    rows[0]["repo"], rows[1]["repo"] = "acme/one", "acme/two"
+    dataset = tmp_path / "d.jsonl"
+    dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    instances = load_instances(dataset)
+    strategy = "flat" if "flat" in strategies() else "block"
+    settings = RunSettings(str(dataset), "contents", strategy=strategy)
+    db = tmp_path / "runs" / "eval.db"
+    db.parent.mkdir()
+    out = tmp_path / "runs" / "c"
+    related = [i.commit_key for i in instances]
+
+    def run(two_dir: Path, retry: bool) -> tuple[int, int, int]:
+        universe = ContentsUniverse({"acme/one": one.git_dir, "acme/two": two_dir}, related=related)
+        outcome = run_eval(
+            instances, settings, universe, db_path=db, out_dir=out, retry_errors=retry
+        )
+        return outcome.ran, outcome.skipped, outcome.retried
+
+    assert run(empty.git_dir, retry=False) == (2, 0, 0)
+    first = {r.instance_id: r for r in read_records(out / PER_QUERY_FILE)}
+    assert first["two-1"].error is not None and first["one-1"].error is None
+    assert run(two.git_dir, retry=False) == (0, 2, 0)  # a plain resume keeps the error
+    assert run(two.git_dir, retry=True) == (1, 1, 1)
+    records = read_records(out / PER_QUERY_FILE)
+    assert sorted(r.instance_id for r in records) == ["one-1", "two-1"]
+    by_id = {r.instance_id: r for r in records}
+    assert by_id["two-1"].error is None
+    assert by_id["one-1"].to_json() == first["one-1"].to_json()  # kept as it was
+    assert run(two.git_dir, retry=True) == (0, 2, 0)  # nothing errored: nothing to do

@@ -12,6 +12,7 @@ import hashlib
 import os
 import resource
 import shutil
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -288,3 +289,56 @@ def test_db_check_on_postgres_finds_a_broken_invariant(
         conn.execute("UPDATE trees SET node_count = node_count + 7")
     broken = _cli("db", "check", "--db", url)
     assert broken.returncode == 3 and "node count" in broken.stderr
+
+
+def test_db_check_of_a_postgres_server_it_cannot_reach_is_an_error_not_a_verdict() -> None:
+    """A PostgreSQL server that refuses the connection (down, a wrong port) was reported as a
+    damaged database (exit 3) with the advice to delete it and index again: it could not be
+    checked at all (exit 1, as for a SQLite file that cannot be opened)."""
+    proc = _cli("db", "check", "--db", "postgresql://someone:secret@127.0.0.1:1/treeseek")
+    assert proc.returncode == 1, (proc.returncode, proc.stderr)
+    assert "cannot connect" in proc.stderr and "127.0.0.1:1" in proc.stderr
+    assert "damaged" not in proc.stderr and "delete" not in proc.stderr
+    assert "secret" not in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.stderr.count("\n") == 1
+
+
+def test_db_check_of_a_newer_schema_is_an_error_and_never_marks_it_damaged(
+    indexed: tuple[Path, Path],
+) -> None:
+    """A database a newer treeseek wrote (a shared one, a downgrade) was called damaged
+    (exit 3), with the advice to delete it, and marked so that treeseek (the newer one too)
+    refused to write into it: it cannot be checked by this version (exit 1), nothing else."""
+    db, _ = indexed
+    with sqlite3.connect(db) as conn:
+        conn.execute("INSERT INTO schema_version VALUES (999, 'from the future', 'now')")
+    conn.close()
+    proc = _cli("db", "check", "--db", str(db))
+    assert proc.returncode == 1, (proc.returncode, proc.stderr)
+    assert "newer" in proc.stderr and "999" in proc.stderr
+    assert "damaged" not in proc.stderr and "delete" not in proc.stderr
+    assert not Path(f"{db}-corrupt").exists()
+
+
+def test_db_check_on_postgres_of_another_schema_version_is_an_error_not_damage(
+    postgres_url: Callable[[], str], tmp_path: Path
+) -> None:
+    import psycopg
+
+    url = postgres_url()
+    with treeseek.open(url, hooks=[]) as database:
+        database.index(_checkout(tmp_path / "pg", 2, 100), name="t")
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("INSERT INTO schema_version VALUES (999, 'from the future', now()::text)")
+    newer = _cli("db", "check", "--db", url)
+    assert newer.returncode == 1 and "newer" in newer.stderr, newer.stderr
+    assert "damaged" not in newer.stderr and "delete" not in newer.stderr
+    with psycopg.connect(url, autocommit=True) as conn:
+        # back to before the latest migration (its row and the future one gone)
+        conn.execute(
+            "DELETE FROM schema_version WHERE version >="
+            " (SELECT max(version) FROM schema_version WHERE version < 999)"
+        )
+    older = _cli("db", "check", "--db", url)
+    assert older.returncode == 1 and "db migrate" in older.stderr, older.stderr
+    assert "damaged" not in older.stderr and "delete" not in older.stderr

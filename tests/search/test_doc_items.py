@@ -73,10 +73,11 @@ def test_a_document_tree_answers_with_its_best_sections(db: Database) -> None:
         first = found.items[0]
         assert first.layer == DOCS_LAYER and first.source == "guide.md"
         assert first.title == "Guide > Deployment"
-        # the document's own lines: the heading to the line before the next one
-        assert (first.start_line, first.end_line) == (9, 12)
+        # the document's own lines: the heading to its last line of text (before the blank
+        # line and the next heading)
+        assert (first.start_line, first.end_line) == (9, 11)
         lines = (GUIDE + "\n## Appendix").splitlines()
-        assert (lines[8], lines[12]) == ("## Deployment", "## Appendix")
+        assert (lines[8], lines[11], lines[12]) == ("## Deployment", "", "## Appendix")
         assert "gunicorn behind nginx" in first.content
         assert first.metadata["artifact_type"] == "DOC"
         assert first.metadata["title_path"] == ["Guide", "Deployment"]
@@ -119,7 +120,7 @@ def test_a_code_tree_falls_back_to_its_docs_only_when_the_code_layers_find_nothi
             "README.md",
             "Demo > Deployment",
         )
-        assert (first.start_line, first.end_line) == (5, 8)
+        assert (first.start_line, first.end_line) == (5, 7)
         assert README.splitlines()[4] == "## Deployment"
         assert first.content.startswith("## Deployment") and "reverse proxy" in first.content
         assert first.metadata["artifact_type"] == "DOC"

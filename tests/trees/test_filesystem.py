@@ -327,6 +327,43 @@ def test_a_directory_ignored_by_the_enclosing_checkout_is_walked(tmp_path: Path)
     assert (files, mode) == (["b.py"], "git")
 
 
+def test_cp1252_text_is_stored_as_utf8_and_utf8_is_left_byte_for_byte(
+    tmp_path: Path, database: Database
+) -> None:
+    """A Latin-1 / Windows-1252 file was stored as it was and decoded with replacement
+    characters, so "café" was unsearchable and shown as "caf\ufffd": such text is stored as
+    UTF-8. Valid UTF-8 (with a stray byte or two, too) and binary data are left as they were."""
+    latin = "/* Résumé of the café: naïve “quotes” – 10 €. */\nint menu(void);\n"
+    utf8 = "Ω café — valid UTF-8\n"
+    write(
+        tmp_path,
+        {
+            "menu.c": latin.encode("cp1252"),
+            "utf8.txt": utf8.encode("utf-8"),
+            "bom.txt": b"\xef\xbb\xbf" + utf8.encode("utf-8"),
+            "stray.txt": "ééé ".encode() + b"\xff" + "Ω\n".encode(),  # UTF-8, one bad byte
+            "undefined.txt": b"caf\xe9 \x81\n",  # 0x81 is not a Windows-1252 character
+            "controls.dat": bytes(range(1, 32)) * 20 + b"\xe9",  # no NUL, but not text
+            # other scripts' legacy encodings decode as cp1252 too, to nonsense: left alone
+            "ru.txt": "Привет, мир: это тест кодировки\n".encode("cp1251"),
+            "zh.md": "# 说明\n这是一个中文文件，用于测试编码。\n".encode("gbk"),
+        },
+    )
+    database.index(FilesystemBuilder(tmp_path, use_git=False), name="t")
+    assert database.text("t", "menu.c") == latin
+    assert database.content("t", "menu.c") == latin.encode("utf-8")
+    kept = ("utf8.txt", "bom.txt", "stray.txt", "undefined.txt", "controls.dat", "ru.txt", "zh.md")
+    for path in kept:
+        assert database.content("t", path) == (tmp_path / path).read_bytes(), path
+    again = database.index(FilesystemBuilder(tmp_path, use_git=False), name="t")
+    assert again.changed == 0
+    with treeseek.open(tmp_path.parent / "search.db") as full:  # searched as it is shown
+        full.index(FilesystemBuilder(tmp_path, use_git=False), name="t")
+        hits = full.query("t", "café résumé", k=3).files
+        assert hits and hits[0].path == "menu.c"
+        assert "Résumé of the café" in (hits[0].content or "")
+
+
 def test_utf16_and_utf32_text_with_a_byte_order_mark_is_stored_as_utf8(
     tmp_path: Path, database: Database
 ) -> None:

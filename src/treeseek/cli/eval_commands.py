@@ -154,6 +154,13 @@ def run_command(
         typer.Option(help="Eval database (trees cached between runs); default OUT/../eval.db."),
     ] = None,
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
+    retry_errors: Annotated[
+        bool,
+        typer.Option(
+            help="Resuming: answer again the instances an earlier session recorded with an"
+            " error (a rate limit, a commit fetched since); a plain resume keeps them."
+        ),
+    ] = False,
 ) -> None:
     """Run a benchmark: path only (--trees) or with contents (--repo ...)."""
     from treeseek.eval.contents import ContentsUniverse
@@ -238,6 +245,7 @@ def run_command(
             index_jobs=index_jobs,
             on_record=on_record,
             on_status=lambda text: progress.console.print(display_markup(text)),
+            retry_errors=retry_errors,
         )
     overall = outcome.summary.overall
     table = Table(title=f"{out_dir} ({overall.n} instances, {overall.errors} errors)")
@@ -262,7 +270,9 @@ def run_command(
     if outcome.summary.context:
         out_console.print(_context_table(outcome.summary.context))
     console.print(
-        f"answered {outcome.ran} (skipped {outcome.skipped} already done) in"
+        f"answered {outcome.ran} (skipped {outcome.skipped} already done"
+        + (f", retried {outcome.retried} errored" if retry_errors else "")
+        + ") in"
         f" {outcome.seconds:.1f} s (indexing {outcome.index_seconds:.1f} s);"
         f" report: {out_dir / 'report.md'}"
     )

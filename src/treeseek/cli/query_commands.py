@@ -42,7 +42,7 @@ from treeseek.errors import ConfigError
 from treeseek.llm.base import Usage
 from treeseek.search.base import MAX_QUESTION_CHARS, Result
 from treeseek.search.trace import DEADLINE_STOP, RoundTrace, Trace
-from treeseek.text.encoding import wide_text_as_utf8
+from treeseek.text.encoding import text_as_utf8
 
 
 def _usage_text(usage: Usage) -> str:
@@ -170,7 +170,7 @@ def read_question(question: str | None, question_file: Path | None) -> str:
         raise ConfigError(f"cannot read the question: {exc.strerror or exc}") from None
     if len(data) >= limit:
         raise ConfigError(f"the question is over {MAX_QUESTION_CHARS:,} characters; shorten it")
-    data = wide_text_as_utf8(data) or data  # a UTF-16 file (PowerShell's `>`), say
+    data = text_as_utf8(data) or data  # a UTF-16 file (PowerShell's `>`), a cp1252 one
     return data.decode("utf-8-sig", "replace")  # a byte order mark is not the question's
 
 

@@ -194,6 +194,19 @@ def line_span(
     is addressed, and answered, by its document's line numbers."""
     counter = counter or default_counter()
     place = source.section(path)
+    if place is not None and margin and source.lines(place.document) is not None:
+        # a margin reaches past the section: the lines around it are its document's
+        check_margin(margin)
+        first, last = _check_section_range(source, path, place, start, end)
+        return _line_span(
+            source,
+            place.document,
+            first,
+            last,
+            margin=margin,
+            counter=counter,
+            reason=reason,
+        )
     if place is not None and place.offset:
         if start is not None or end is not None:
             _check_section_range(source, path, place, start, end)
@@ -212,9 +225,10 @@ def line_span(
 
 def _check_section_range(
     source: TreeSource, path: str, place: SectionPlace, start: int | None, end: int | None
-) -> None:
+) -> tuple[int, int]:
     """A range of a section is in its document's line numbers: one that falls outside the
-    section says so in those numbers (not in the section's own, which nobody typed)."""
+    section says so in those numbers (not in the section's own, which nobody typed). Returns
+    the range (the whole section's when neither end is given)."""
     lines = source.lines(path)
     if lines is None:
         raise NodeNotFound(f"{path} has no stored text to show")
@@ -228,6 +242,7 @@ def _check_section_range(
             f"lines {s}-{e} are outside {path}, which is lines {first}-{last} of"
             f" {place.document}; give a range within {first}-{last}"
         )
+    return s, e
 
 
 def _line_span(

@@ -71,6 +71,7 @@ class RunOutcome:
     skipped: int  # instances already recorded by an earlier session
     seconds: float
     index_seconds: float
+    retried: int = 0  # errored records of earlier sessions answered again (retry_errors)
 
 
 ProgressHook = Callable[[QueryRecord, Sequence[QueryRecord]], None]
@@ -184,8 +185,13 @@ def run_eval(
     on_status: Callable[[str], None] | None = None,
     max_instances: int | None = None,
     index_jobs: int = 1,
+    retry_errors: bool = False,
 ) -> RunOutcome:
     """Answer every instance not yet recorded in ``out_dir``, then write the summary.
+
+    ``retry_errors``: instances an earlier session recorded with an error (a rate limit, a
+    commit fetched since) are answered again: their records are dropped from the file first
+    (so an interrupted retry leaves them to be answered by the next resume), the others kept.
 
     ``navigator``: used as is (inline only; tests); otherwise each worker builds its own from
     ``settings.llm``. ``max_instances`` stops after that many new answers (to test resuming).
@@ -232,6 +238,15 @@ def run_eval(
             f"{per_query} has {len(stale)} record(s) for instances not selected now"
             f" (e.g. {sorted(stale)[0]}); give another --out"
         )
+    retried = 0
+    if retry_errors:
+        errored = {key for key, record in done.items() if record.error is not None}
+        if errored:
+            _drop_records(per_query, errored)
+            done = {key: record for key, record in done.items() if key not in errored}
+            retried = len(errored)
+        if on_status is not None:
+            on_status(f"retrying {retried} errored instance(s) of earlier sessions")
     todo = [i for i in instances if i.instance_id not in done]
     if max_instances is not None:
         todo = todo[:max_instances]
@@ -314,7 +329,20 @@ def run_eval(
     records.sort(key=lambda r: order[r.instance_id])
     summary = summarize(records, _run_description(out_dir, settings, run_info, len(instances)))
     write_outputs(summary, out_dir)
-    return RunOutcome(out_dir, summary, ran, len(done), seconds, index_seconds)
+    return RunOutcome(out_dir, summary, ran, len(done), seconds, index_seconds, retried)
+
+
+def _drop_records(per_query: Path, instance_ids: set[str]) -> None:
+    """Rewrite ``per_query`` without the records of ``instance_ids`` (the others' lines kept
+    byte for byte, in order); replaced atomically, so a crash leaves the old file or the new."""
+    kept = [
+        line
+        for line in per_query.read_bytes().split(b"\n")
+        if line.strip() and json.loads(line).get("instance_id") not in instance_ids
+    ]
+    scratch = per_query.with_name(per_query.name + ".retry")
+    scratch.write_bytes(b"".join(line + b"\n" for line in kept))
+    os.replace(scratch, per_query)
 
 
 def write_outputs(summary: Summary, out_dir: Path) -> None:

@@ -36,7 +36,7 @@ from typing import Protocol, runtime_checkable
 
 from treeseek.errors import BuildError, PathError, StoreError, TreeNotFound
 from treeseek.store.base import Store, TreeWriter
-from treeseek.text.encoding import wide_text_as_utf8
+from treeseek.text.encoding import text_as_utf8
 from treeseek.trees.model import (
     ROOT_PATH,
     ContentStatus,
@@ -244,7 +244,7 @@ def _decide(
     size = len(data)
     if size > max_file_bytes:
         return _FileOutcome(size, None, ContentStatus.TOO_LARGE, entry.signature, None)
-    data = wide_text_as_utf8(data) or data  # UTF-16/32 text with its mark: stored as UTF-8
+    data = text_as_utf8(data) or data  # UTF-16/32 (with its mark) or cp1252 text: as UTF-8
     if b"\x00" in data[:BINARY_SNIFF_BYTES]:
         return _FileOutcome(size, None, ContentStatus.BINARY, entry.signature, None)
     return _FileOutcome(size, _sha256(data), ContentStatus.STORED, entry.signature, data)

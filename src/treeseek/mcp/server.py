@@ -191,12 +191,15 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
     @server.tool(annotations=READ_ONLY, structured_output=False)
     async def read(tree: str, path: str, start: int | None = None, end: int | None = None) -> str:
         """Read a file of a tree (as indexed), or lines start..end (1-based, inclusive), with
-        line numbers."""
+        line numbers; a long answer is cut (5,000 lines, 100,000 characters) and its header
+        says where to read on."""
         data = await _call(lambda: service.read(tree, path, start, end))
         head = f"{data['path']}:{data['start_line']}-{data['end_line']} of {data['total_lines']}"
         if data["first_line"] != 1:  # a document section, in its document's line numbers
             head += f" (lines {data['first_line']}-{data['first_line'] + data['total_lines'] - 1})"
-        if data["truncated"]:
+        if data["note"]:
+            head += f" ({data['note']})"
+        elif data["truncated"]:
             head += " (truncated: ask for a range)"
         return head + "\n" + number_lines(data["text"], data["start_line"])
 
@@ -226,6 +229,8 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
         head = f"{data['name_path']}  {data['path']}:{data['start_line']}-{data['end_line']}"
         if data.get("kind"):
             head += f"  {data['kind']}"
+        if code and data.get("note"):
+            head += f" ({data['note']})"
         if not code or data.get("text") is None:
             return head
         return head + "\n" + number_lines(data["text"], data["start_line"])

@@ -189,6 +189,7 @@ class FileResponse(BaseModel):
     first_line: int = 1  # a document section's lines are its document's: it starts there
     total_lines: int
     truncated: bool
+    note: str | None = None  # what was cut (over the characters limit) and how to read on
     text: str
 
 
@@ -206,6 +207,8 @@ class SymbolOut(BaseModel):
 class SymbolsResponse(BaseModel):
     tree: str
     path: str
+    total_symbols: int = 0  # the file's symbols; over the server's limit only the first come
+    truncated: bool = False
     symbols: list[SymbolOut]
 
 
@@ -244,7 +247,10 @@ class ResolvedSymbolOut(BaseModel):
     kind: str | None = None
     signature: str | None = None
     start_line: int
-    end_line: int
+    end_line: int  # the last line given: before symbol_end_line when the answer was cut
+    symbol_end_line: int | None = None
+    truncated: bool = False
+    note: str | None = None  # what was cut (over a read's limits) and how to read on
     text: str | None = None
 
 

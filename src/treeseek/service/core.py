@@ -93,6 +93,8 @@ class Limits:
     max_budget: int = 100_000
     max_seconds: float = 60.0  # wall time of one request
     max_lines: int = 5_000  # lines of one read
+    max_read_chars: int = 100_000  # characters of one read (a minified or data file's lines)
+    max_symbols: int = 5_000  # symbols of one file's list (a generated file has 50,000)
     max_items: int = 200  # code-retrieval items, graph answers
     max_depth: int = 8  # tree view depth
     max_nodes: int = 10_000  # nodes of one tree view
@@ -100,6 +102,36 @@ class Limits:
 
 #: the longest error message the doors send: one echoing a 100 KB argument stays bounded
 MAX_ERROR_CHARS = 1_000
+
+
+def _cut_to_chars(
+    lines: list[str], first: int, last: int, offset: int, limit: int, path: str
+) -> tuple[str, int, str | None]:
+    """The text of ``lines[first..last]`` (1-based) in at most ``limit`` characters: whole
+    lines while they fit, else the first line's first ``limit`` characters. Returns the text,
+    the last line (partly) given and a note of what was cut and how to read on (None when
+    nothing was)."""
+    size = 0
+    end = first - 1
+    while end < last and size + len(lines[end]) + (end >= first) <= limit:
+        size += len(lines[end]) + (end >= first)
+        end += 1
+    if end == last:
+        return "\n".join(lines[first - 1 : last]), last, None
+    if end >= first:
+        return (
+            "\n".join(lines[first - 1 : end]),
+            end,
+            f"cut at line {end + offset}: a read gives at most {limit:,} characters;"
+            f" read on with start={end + 1 + offset}",
+        )
+    line = lines[first - 1]
+    return (
+        line[:limit],
+        first,
+        f"line {first + offset} of {path} is {len(line):,} characters: only its first"
+        f" {limit:,} are given (a read's limit); search finds the rest",
+    )
 
 
 def error_message(exc: BaseException) -> str:
@@ -445,15 +477,19 @@ class Service:
                     f"{last - first + 1} lines asked, over this server's limit of "
                     f"{self.limits.max_lines}; read a smaller range"
                 )
+        text, cut_last, note = _cut_to_chars(
+            lines, first, last, offset, self.limits.max_read_chars, node.path
+        )
         return {
             "tree": tree,
             "path": node.path,
             "start_line": first + offset,
-            "end_line": last + offset,
+            "end_line": cut_last + offset,
             "first_line": 1 + offset,  # the file's (the section's) first line number
             "total_lines": total,
-            "truncated": last < total and end is None,
-            "text": "\n".join(lines[first - 1 : last]),
+            "truncated": note is not None or (last < total and end is None),
+            "note": note,
+            "text": text,
         }
 
     # -- code structure ------------------------------------------------------------------
@@ -462,15 +498,19 @@ class Service:
 
     @reading
     def symbols(self, tree: str, path: str) -> dict[str, Any]:
-        """The C1 symbols of one file with their name paths and line spans."""
+        """The C1 symbols of one file with their name paths and line spans: the first
+        ``max_symbols`` (``truncated`` says when there were more, ``total_symbols`` how many)."""
         node = self.db.node(tree, check_path(path))
         if node.is_dir:
             raise NodeNotFound(f"{node.path or '.'} is a directory; give a file")
         digest = code_content(node.path, node.content_hash)
         symbols = [] if digest is None else self.db.store.code().symbols(digest)
+        shown = symbols[: self.limits.max_symbols]
         return {
             "tree": tree,
             "path": node.path,
+            "total_symbols": len(symbols),
+            "truncated": len(shown) < len(symbols),
             "symbols": [
                 {
                     "name_path": f"{node.path}::{s.qname}",
@@ -482,7 +522,7 @@ class Service:
                     "parent": s.parent,
                     "doc": (s.docstring or "").strip().split("\n")[0] or None,
                 }
-                for s in symbols
+                for s in shown
             ],
         }
 
@@ -511,7 +551,15 @@ class Service:
             raise PathError("name contains a NUL byte")
         found = self.db.resolve_symbol(tree, name)
         symbol = found.symbol
-        span = self.read(tree, found.path, symbol.start_line, symbol.end_line)
+        # a symbol longer than a read's limits is cut (no range was asked, so none is refused)
+        last = min(symbol.end_line, symbol.start_line + self.limits.max_lines - 1)
+        span = self.read(tree, found.path, symbol.start_line, last)
+        note = span["note"]
+        if note is None and span["end_line"] < symbol.end_line:
+            note = (
+                f"cut at line {span['end_line']}: a read gives at most"
+                f" {self.limits.max_lines:,} lines; read on with start={span['end_line'] + 1}"
+            )
         return {
             "tree": tree,
             "name_path": found.name_path,
@@ -520,6 +568,9 @@ class Service:
             "signature": symbol.signature,
             "start_line": span["start_line"],
             "end_line": span["end_line"],
+            "symbol_end_line": symbol.end_line,
+            "truncated": note is not None,
+            "note": note,
             "text": span["text"],
         }
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 
@@ -32,6 +33,8 @@ log.addHandler(logging.NullHandler())
 
 #: seconds between two looks at the trees' versions
 POLL_INTERVAL_S = 1.0
+#: the longest wait before a failed warm-up of an unchanged version is tried again
+MAX_RETRY_S = 300.0
 
 
 class Prewarmer:
@@ -41,7 +44,10 @@ class Prewarmer:
     watched, as many as the caches keep); :meth:`check` warms every watched tree whose
     version changed and returns their names; :meth:`start` runs :meth:`check` every
     ``interval`` seconds on a daemon thread until :meth:`stop` (a server starts it when it
-    starts: with no tree asked for yet, a poll reads nothing).
+    starts: with no tree asked for yet, a poll reads nothing). A warm-up that failed is tried
+    again at once for a new version, and for the same version after a wait that doubles with
+    each failure (``interval`` * 2, 4, 8 ... up to :data:`MAX_RETRY_S`): a failure that
+    repeats does not rebuild a large tree's tables every second for ever.
     """
 
     def __init__(
@@ -51,6 +57,7 @@ class Prewarmer:
         warm: Callable[[str], object] | None = None,
         interval: float = POLL_INTERVAL_S,
         max_trees: int = DEFAULT_TREES,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.db = db
         #: what warming a tree does (default :meth:`Database.warm`; a Service adds its own)
@@ -62,9 +69,12 @@ class Prewarmer:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._clock = clock
         #: tree -> the version whose warm-up failed last, so a failure is logged once per
         #: version, not every poll
         self._failed: dict[str, tuple[str, str, str]] = {}
+        #: tree -> (failures of that version in a row, when it may be tried again)
+        self._retry: dict[str, tuple[int, float]] = {}
 
     def note(self, tree: str) -> None:
         """A query asked ``tree``: watch it (the next check finds its version built)."""
@@ -94,17 +104,26 @@ class Prewarmer:
                 with self._lock:
                     self._trees.pop(name, None)
                 self._failed.pop(name, None)
+                self._retry.pop(name, None)
                 continue
             with self._lock:
                 if self._trees.get(name, key) == key:
                     continue  # unchanged (or forgotten meanwhile)
+            same = self._failed.get(name) == key
+            failures, not_before = self._retry.get(name, (0, 0.0)) if same else (0, 0.0)
+            if same and self._clock() < not_before:
+                continue  # failed on this version: waiting before the next try
             try:
                 self.warm(name)
             except Exception as exc:  # a warm-up never takes the server down
-                if self._failed.get(name) != key:
+                if not same:
                     self._failed[name] = key
                     log.warning("warming tree %r failed: %r", name, str(exc)[:500])
+                wait = min(MAX_RETRY_S, self.interval * 2 ** (failures + 1))
+                self._retry[name] = (failures + 1, self._clock() + wait)
                 continue
+            self._failed.pop(name, None)
+            self._retry.pop(name, None)
             with self._lock:
                 if name in self._trees:
                     self._trees[name] = key
@@ -136,4 +155,4 @@ class Prewarmer:
                 log.warning("tree warm-up check failed: %r", str(exc)[:500])
 
 
-__all__ = ["POLL_INTERVAL_S", "Prewarmer"]
+__all__ = ["MAX_RETRY_S", "POLL_INTERVAL_S", "Prewarmer"]

@@ -116,8 +116,12 @@ def _check_contents(conn: sqlite3.Connection, report: StoreCheck, known: int) ->
     version = int(row[0] or 0)
     report.checks.append(f"schema version {version}")
     if version > known:
-        report.problems.append(f"schema version {version} is newer than this treeseek ({known})")
-        return
+        # written by a newer treeseek: not damaged, and not to be marked so (the mark would
+        # stop that treeseek writing into it too)
+        raise StoreError(
+            f"cannot check {report.location}: its schema version {version} is newer than this"
+            f" treeseek knows ({known}); check it with the treeseek that wrote it (upgrade)"
+        )
     if version < known:
         report.checks.append(f"(version {known} after `treeseek db migrate`)")
     report.checks.append("foreign keys")

@@ -552,36 +552,53 @@ class PostgresStore:
     def check(self, *, full: bool = False) -> StoreCheck:
         """The connection, the schema version, pgvector and the cross-table invariants
         (:data:`~treeseek.store.check.INVARIANTS`) in one read-only snapshot (the server
-        checksums its pages itself; ``full`` changes nothing)."""
+        checksums its pages itself; ``full`` changes nothing). A server not reached and a
+        schema of another version are StoreErrors (not checked), not problems (damage)."""
         import psycopg
 
         report = StoreCheck(redact(self.url))
         known = self._migrations[-1].version if self._migrations else 0
+        version = known
         try:
             with self.snapshot(), self._connection() as conn:
                 report.checks.append("connection")
                 version = self._version(conn)
                 report.checks.append(f"schema version {version}")
-                if version != known:
-                    report.problems.append(
-                        f"schema version {version}, this treeseek knows {known}"
-                        + ("; run `treeseek db migrate`" if version < known else "")
-                    )
-                    return report
-                has_vector = conn.execute(
-                    "SELECT 1 FROM pg_extension WHERE extname = 'vector'"
-                ).fetchone()
-                report.checks.append("pgvector")
-                if has_vector is None:
-                    report.problems.append("the vector extension is not installed")
-                for what, sql in INVARIANTS:
-                    report.checks.append(what)
-                    row = conn.execute(sql).fetchone()
-                    if row is not None and int(row[0]):
-                        report.problems.append(f"{int(row[0])} {what}")
+                if version == known:
+                    self._check_contents(conn, report)
         except (psycopg.Error, StoreError) as exc:
+            if "connection" not in report.checks:
+                # not reached (down, a wrong URL or password): not checked, not damaged
+                if isinstance(exc, StoreError):
+                    raise
+                raise StoreError(
+                    f"cannot connect to {redact(self.url)} to check it: {str(exc).strip()[:300]}"
+                ) from exc
             report.problems.append(f"{type(exc).__name__}: {str(exc).strip()[:300]}")
+        if version < known:
+            raise StoreError(
+                f"cannot check {redact(self.url)}: its schema version {version} is older than"
+                f" this treeseek's ({known}); run `treeseek db migrate` first"
+            )
+        if version > known:
+            raise StoreError(
+                f"cannot check {redact(self.url)}: its schema version {version} is newer than"
+                f" this treeseek knows ({known}); check it with the treeseek that wrote it"
+                " (upgrade)"
+            )
         return report
+
+    @staticmethod
+    def _check_contents(conn: psycopg.Connection[Any], report: StoreCheck) -> None:
+        has_vector = conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone()
+        report.checks.append("pgvector")
+        if has_vector is None:
+            report.problems.append("the vector extension is not installed")
+        for what, sql in INVARIANTS:
+            report.checks.append(what)
+            row = conn.execute(sql).fetchone()
+            if row is not None and int(row[0]):
+                report.problems.append(f"{int(row[0])} {what}")
 
     def _timed_out(self, exc: Exception) -> StoreError:
         if "statement timeout" not in str(exc):

@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 
 from treeseek.errors import BuildError
-from treeseek.text.encoding import wide_text_as_utf8
-from treeseek.trees.documents.model import LINE, PAGE, Document, Section
+from treeseek.text.encoding import text_as_utf8
+from treeseek.trees.documents.model import LINE, PAGE, Document, Section, fit_line_spans
 
 #: file suffix -> document format
 FORMATS: dict[str, str] = {
@@ -45,7 +45,7 @@ def parse_document(path: str, data: bytes, *, fmt: str | None = None) -> Documen
         from treeseek.trees.documents.pdf import parse_pdf
 
         return parse_pdf(data, name)
-    data = wide_text_as_utf8(data) or data  # UTF-16/32 text with its byte order mark
+    data = text_as_utf8(data) or data  # UTF-16/32 (with its mark) or cp1252 text: as UTF-8
     if fmt == "pageindex":
         from treeseek.trees.documents.pageindex import parse_pageindex
 
@@ -53,6 +53,12 @@ def parse_document(path: str, data: bytes, *, fmt: str | None = None) -> Documen
     if b"\x00" in data[:8192]:
         raise BuildError(f"{path}: binary content; not a text document")
     text = data.decode("utf-8-sig", errors="replace")  # a byte order mark is not text
+    doc = _parse_text(fmt, text, name)
+    fit_line_spans(doc)  # spans of the text as stored: the outline names what expand shows
+    return doc
+
+
+def _parse_text(fmt: str, text: str, name: str) -> Document:
     if fmt == "markdown":
         from treeseek.trees.documents.markdown import parse_markdown
 

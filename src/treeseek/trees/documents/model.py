@@ -102,3 +102,26 @@ def fill_line_spans(sections: list[Section], lines: list[str], last: int) -> Non
     for j, root in enumerate(sections):
         nxt = sections[j + 1].start if j + 1 < len(sections) else None
         close(root, (nxt - 1) if nxt is not None else last)
+
+
+def fit_line_spans(doc: Document) -> None:
+    """Make a line-counted document's spans those of the text its sections store: a
+    section's ``own_end`` is its own text's last line and its ``end`` the last of its own and
+    its subsections' (the blank lines before the next heading belong to no section). The
+    outline then names the lines ``expand`` and ``read`` give (they said 16-26 of a section
+    whose text, as shown, was 16-24)."""
+
+    def fit(s: Section) -> int | None:
+        ends = [fit(c) for c in s.children]
+        if s.start is not None:
+            s.own_end = s.start + (s.text.count("\n") if s.text else 0)
+            ends.append(s.own_end)
+        known = [e for e in ends if e is not None]
+        if known:
+            s.end = max(known)
+        return s.end
+
+    if doc.unit != LINE:
+        return
+    for root in ([doc.preamble] if doc.preamble is not None else []) + doc.sections:
+        fit(root)
