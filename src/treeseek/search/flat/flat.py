@@ -44,9 +44,9 @@ import math
 import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -98,6 +98,8 @@ from treeseek.search.trace import Trace
 from treeseek.store.code_base import CHUNK_PARTS, SYMBOL_PARTS, ChunkSpan, CodeStore, VectorKey
 from treeseek.text.tokens import unique_tokens
 from treeseek.trees.model import Node
+
+T = TypeVar("T")
 
 #: above this many files, path BM25 scores only the files other signals found
 PATH_CANDIDATES = 2000
@@ -213,6 +215,18 @@ class _TreeFiles:
     #: held while a table above is built: a query and a server's warm-up (or two queries)
     #: asking for one table at once build it once
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
+
+    def built(self, table: str, build: Callable[[], T]) -> T:
+        """The table in field ``table``, built by ``build()`` on first use, once: a query and
+        a server's warm-up (or two queries) asking at the same time build it once."""
+        found = getattr(self, table)
+        if found is None:
+            with self.lock:
+                found = getattr(self, table)
+                if found is None:
+                    found = build()
+                    setattr(self, table, found)
+        return cast(T, found)
 
     def classes_of(self, path: str) -> tuple[bool, bool, bool]:
         """Whether ``path`` is a test, not code (no grammar, or tool configuration), vendored."""
@@ -438,63 +452,33 @@ class FlatRetriever(Retriever):
     @staticmethod
     def _chunk_index(code: CodeStore, files: _TreeFiles) -> PartIndex:
         """BM25 over the tree's chunks, built on first use and kept with the tree's files."""
-        found = files.chunk_index
-        if found is None:
-            with files.lock:
-                found = files.chunk_index
-                if found is None:
-                    contents = set(files.hash_by_path.values())
-                    found = files.chunk_index = PartIndex(code, CHUNK_PARTS, contents)
-        return found
+        contents = files.hash_by_path.values()
+        return files.built("chunk_index", lambda: PartIndex(code, CHUNK_PARTS, set(contents)))
 
     @staticmethod
     def _symbol_index(code: CodeStore, files: _TreeFiles) -> PartIndex:
         """BM25 over the tree's symbol documents, built on first use."""
-        found = files.symbol_index
-        if found is None:
-            with files.lock:
-                found = files.symbol_index
-                if found is None:
-                    contents = set(files.hash_by_path.values())
-                    found = files.symbol_index = PartIndex(code, SYMBOL_PARTS, contents)
-        return found
+        contents = files.hash_by_path.values()
+        return files.built("symbol_index", lambda: PartIndex(code, SYMBOL_PARTS, set(contents)))
 
     @staticmethod
     def _catalog(code: CodeStore, files: _TreeFiles) -> SymbolCatalog:
         """The tree's symbols by name, read on first use and kept with the tree's files."""
-        found = files.catalog
-        if found is None:
-            with files.lock:
-                found = files.catalog
-                if found is None:
-                    heads = code.symbol_heads(set(files.hash_by_path.values()))
-                    found = files.catalog = SymbolCatalog(heads)
-        return found
+        contents = files.hash_by_path.values()
+        return files.built("catalog", lambda: SymbolCatalog(code.symbol_heads(set(contents))))
 
     @classmethod
     def _resolver(cls, code: CodeStore, files: _TreeFiles) -> MentionResolver:
         """The question's mentions against the tree's names and symbols, built on first use."""
-        found = files.resolver
-        if found is None:
-            with files.lock:
-                found = files.resolver
-                if found is None:
-                    catalog = cls._catalog(code, files)
-                    found = files.resolver = MentionResolver(
-                        files.names, files.hash_by_path, catalog
-                    )
-        return found
+        return files.built(
+            "resolver",
+            lambda: MentionResolver(files.names, files.hash_by_path, cls._catalog(code, files)),
+        )
 
     @staticmethod
     def _path_stats(files: _TreeFiles) -> PathCorpusStats:
         """The path BM25 statistics of the tree's files, built on first use."""
-        found = files.path_stats
-        if found is None:
-            with files.lock:
-                found = files.path_stats
-                if found is None:
-                    found = files.path_stats = PathCorpusStats.from_paths(list(files.nodes))
-        return found
+        return files.built("path_stats", lambda: PathCorpusStats.from_paths(list(files.nodes)))
 
     def warm(self, ctx: SearchContext) -> None:
         """Build every per-tree table a query of this tree version reads (its files, the
@@ -571,13 +555,7 @@ class FlatRetriever(Retriever):
     @staticmethod
     def _primary_file_index(code: CodeStore, files: _TreeFiles) -> _PrimaryFileIndex:
         """The tree's file BM25 index, built on first use and kept with the tree's files."""
-        found = files.file_index
-        if found is None:
-            with files.lock:
-                found = files.file_index
-                if found is None:
-                    found = files.file_index = FlatRetriever._build_file_index(code, files)
-        return found
+        return files.built("file_index", lambda: FlatRetriever._build_file_index(code, files))
 
     @staticmethod
     def _build_file_index(code: CodeStore, files: _TreeFiles) -> _PrimaryFileIndex:
