@@ -159,7 +159,9 @@ def _lines(result: list[str] | dict[str, int]) -> list[str]:
 
 def _entry_line(row: dict[str, Any]) -> str:
     methods = ",".join(row.get("methods", []) or [])
-    where = f"{row['handler_path']}::{row['handler_symbol']}" if row["handler_path"] else "?"
+    where = row["handler_path"] or "?"
+    if row["handler_path"] and row["handler_symbol"]:
+        where = f"{row['handler_path']}::{row['handler_symbol']}"
     return (
         f"{row['framework']:<9} {row['entry_type']:<4} {methods:<10} "
         f"{row['route_or_command']}  -> {row['handler'] or '-'} ({where})"

@@ -25,6 +25,7 @@ from treeseek.code.model import (
     ResolvedEdge,
     ResolvedEntrypoint,
 )
+from treeseek.code.packaging import PACKAGING_FRAMEWORKS, split_handler
 from treeseek.code.resolve_base import UNRESOLVED, Resolver, Target, TreeFacts
 from treeseek.code.resolve_other import OTHER_RESOLVERS
 from treeseek.code.resolve_python import PythonResolver
@@ -115,7 +116,9 @@ def resolve_files(
         for ep in ix.entrypoints:
             handler = ep.handler
             target = UNRESOLVED
-            if handler and resolver is not None:
+            if handler and ep.framework in PACKAGING_FRAMEWORKS:
+                target = _object_reference(resolvers, path, handler)
+            elif handler and resolver is not None:
                 if handler in facts.symbols[path]:
                     target = Target(Resolution.RESOLVED, path, handler)
                 else:
@@ -124,6 +127,31 @@ def resolve_files(
                 ResolvedEntrypoint(path, ep, target.path, target.symbol if target.path else None)
             )
     return out
+
+
+def _object_reference(resolvers: Resolvers, path: str, handler: str) -> Target:
+    """Where a packaging file's ``module:object.attr`` reference (a console script) points,
+    looked up as an import from the declaring file ``path``: the object (followed through
+    re-exports), else the module when the object is not found there, else unresolved."""
+    module, attrs = split_handler(handler)
+    python = resolvers.get("python")
+    if not isinstance(python, PythonResolver):
+        return UNRESOLVED
+    dst = python.module_path(module, path)
+    if dst is None:
+        return UNRESOLVED
+    if not attrs:
+        return Target(Resolution.RESOLVED, dst)
+    found = python.find(dst, attrs[0])
+    if found is None:
+        return Target(Resolution.PARTIAL, dst)
+    where, qname = found
+    if qname is None:  # the object is a module (``pkg:cli`` with a cli/ package)
+        return Target(Resolution.RESOLVED, where) if len(attrs) == 1 else UNRESOLVED
+    member = ".".join([qname, *attrs[1:]])
+    if member in python.facts.symbols.get(where, {}):
+        return Target(Resolution.RESOLVED, where, member)
+    return Target(Resolution.PARTIAL, where, qname)
 
 
 #: language -> how its resolver is made from a tree's facts

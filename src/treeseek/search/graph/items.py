@@ -28,7 +28,7 @@ from typing import Any
 
 from treeseek.code.conventions import code_content, is_test_path
 from treeseek.code.languages import language_for_path
-from treeseek.code.model import symbol_id
+from treeseek.code.model import Entrypoint, symbol_id
 from treeseek.code.modules import module_name
 from treeseek.code.resolve import ResolvedTree
 from treeseek.search.base import SearchContext
@@ -109,13 +109,15 @@ def retrieve_items(
             w.lower() == t and (any(c.isupper() for c in w[1:]) or "_" in w) for w in query.split()
         )
     }
-    handlers: dict[tuple[str, int, str], str | None] = {}
+    # a file's entrypoints with their resolved handlers (the graph's: these include the
+    # console scripts of packaging files, which the code index does not store)
+    entries: dict[str, list[tuple[Entrypoint, str | None]]] = {}
     if resolved is not None and "C3_ENTRYPOINTS" in layers:
         for rep in resolved.entrypoints:
             handler = rep.handler_path
             if handler is not None and rep.handler_symbol:
                 handler = symbol_id(handler, rep.handler_symbol)
-            handlers[(rep.path, rep.entrypoint.line, rep.entrypoint.route_or_command)] = handler
+            entries.setdefault(rep.path, []).append((rep.entrypoint, handler))
     ranked: list[tuple[tuple[int, int, int, float], RetrievalItem]] = []
     for hit in hits:
         node = ctx.store.node(ctx.tree.name, hit.node_id)
@@ -135,7 +137,7 @@ def retrieve_items(
             ranked.append((key, replace(item, score=score)))
 
         if "C3_ENTRYPOINTS" in layers:
-            for ep in code.entrypoints(digest):
+            for ep, handler_id in entries.get(hit.path, ()):
                 add(
                     RetrievalItem(
                         hit.path,
@@ -150,9 +152,7 @@ def retrieve_items(
                             "framework": ep.framework,
                             "route_or_command": ep.route_or_command,
                             "handler": ep.handler,
-                            "handler_symbol_id": handlers.get(
-                                (hit.path, ep.line, ep.route_or_command)
-                            ),
+                            "handler_symbol_id": handler_id,
                             "module_or_unit": module,
                             "lang_payload": ep.lang_payload,
                             "artifact_type": "CODE",

@@ -8,6 +8,8 @@ and module names come from the paths, so the rebuilt :class:`FileCodeIndex` obje
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from treeseek.code.conventions import code_content
@@ -15,9 +17,10 @@ from treeseek.code.graph import CodeGraph
 from treeseek.code.languages import language_for_path
 from treeseek.code.model import FileCodeIndex
 from treeseek.code.modules import module_name
+from treeseek.code.packaging import is_packaging_file, packaging_entrypoints
 from treeseek.code.resolve import ResolvedTree, resolve_tree
 from treeseek.search.caches import Slot, TreeCaches
-from treeseek.store.base import Store
+from treeseek.store.base import FileState, Store
 from treeseek.trees.model import TreeInfo
 
 
@@ -69,7 +72,31 @@ def load_tree_indexes(store: Store, tree: str) -> dict[str, FileCodeIndex]:
             entrypoints=base.entrypoints,
             parse_error=base.parse_error,
         )
+    _add_packaging_entrypoints(store, states, out)
     return out
+
+
+def _add_packaging_entrypoints(
+    store: Store, states: Mapping[str, FileState], out: dict[str, FileCodeIndex]
+) -> None:
+    """The console scripts of the tree's packaging files (:mod:`treeseek.code.packaging`),
+    read from their stored text, added to those files' entrypoints."""
+    wanted = {
+        s.path: s.content_hash
+        for s in states.values()
+        if s.content_hash and is_packaging_file(s.path)
+    }
+    if not wanted:
+        return
+    texts = store.contents(sorted(set(wanted.values())))
+    for path, digest in sorted(wanted.items()):
+        data = texts.get(digest)
+        if not data or path not in out:
+            continue
+        found = packaging_entrypoints(path, data.decode("utf-8", "replace"))
+        if found:
+            ix = out[path]
+            out[path] = dataclasses.replace(ix, entrypoints=(*ix.entrypoints, *found))
 
 
 def tree_code_graph(store: Store, tree: str) -> TreeCodeGraph:
