@@ -40,6 +40,7 @@ from treeseek.trees.model import ROOT_PATH, Node, TreeInfo
 from treeseek.trees.source import TreeBuilder
 
 if TYPE_CHECKING:
+    from treeseek.code.model import ResolvedEntrypoint
     from treeseek.context import Context, Level, Outline, ResolvedSymbol, Span
     from treeseek.embed.base import Embedder
     from treeseek.llm.base import Navigator
@@ -445,6 +446,22 @@ class Database(Closing):
         return node, lookup.callers(node) if relation == "callers" else lookup.callees(node)
 
     @reads
+    def code_entrypoints(self, tree: str) -> list[ResolvedEntrypoint]:
+        """The routes and commands of tree ``tree`` with their handlers resolved, in path
+        order: the tree graph's ``resolved.entrypoints``, read without building the graph (only
+        the files that declare some are resolved, :meth:`TreeLookup.entrypoints
+        <treeseek.search.graph.lookup.TreeLookup.entrypoints>`), or from the graph when this
+        process has already built this version's."""
+        from treeseek.search.graph.lookup import TreeLookup
+        from treeseek.search.graph.tree_graph import TREE_GRAPH
+
+        info = self.tree(tree)  # TreeNotFound for an unknown tree
+        built = self.caches.peek(TREE_GRAPH, info)
+        if built is not None:
+            return list(built.resolved.entrypoints)
+        return TreeLookup(self.store, tree).entrypoints()
+
+    @reads
     def code_relation(
         self, tree: str, relation: str, name: str, *, transitive: bool = False
     ) -> tuple[str, list[str]]:
@@ -460,7 +477,7 @@ class Database(Closing):
         check_name_text(name, "symbol name")
         info = self.tree(tree)  # TreeNotFound for an unknown tree
         # a process that built this version's whole graph (a server answering `neighbours` or
-        # `entrypoints`) answers from it: the same answer, without resolving any rows again
+        # `walk`) answers from it: the same answer, without resolving any rows again
         built = self.caches.peek(TREE_GRAPH, info)
         lookup: CodeGraph | TreeLookup = (
             built.graph if built is not None else TreeLookup(self.store, tree)

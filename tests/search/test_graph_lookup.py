@@ -97,6 +97,11 @@ def _source(tmp_path: Path, which: str) -> Path:
     if which in ("treeseek", "click"):  # the package under the tree root, as it is imported
         package = Path((treeseek if which == "treeseek" else click).__file__).parent
         shutil.copytree(package, root / which, ignore=shutil.ignore_patterns("__pycache__"))
+        # console scripts: one re-exported by a package __init__, one a module, one missing
+        (root / "pyproject.toml").write_text(
+            f'[project.scripts]\n{which} = "{which}.cli:main"\n'
+            f'{which}-mod = "{which}.testing"\nnone = "nowhere:main"\n'
+        )
     else:
         for rel, text in MIXED.items():
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -232,6 +237,24 @@ def test_database_call_sites_find_the_name_first(
         with pytest.raises(AmbiguousSymbol) as caught:
             db.call_sites("t", "callers", shared[0])
         assert caught.value.candidates == loaded.graph._named(shared[0])
+
+
+def test_entrypoints_are_those_of_the_whole_graph(
+    indexed: tuple[Database, TreeCodeGraph],
+) -> None:
+    db, loaded = indexed
+    with db.store.snapshot():
+        lookup = TreeLookup(db.store, "t")
+        got = lookup.entrypoints()
+        read = lookup.layers.read_files()
+    assert got == loaded.resolved.entrypoints
+    assert db.code_entrypoints("t") == loaded.resolved.entrypoints
+    if len(lookup.layers) > 50:  # the packages: a few files read, not the tree
+        assert read < len(lookup.layers) / 3
+        scripts = {e.entrypoint.route_or_command: e for e in got if e.path == "pyproject.toml"}
+        assert len(scripts) == 3 and scripts["none"].handler_path is None
+    db.code_graph("t")  # built in this process: answered from it, the same
+    assert db.code_entrypoints("t") == loaded.resolved.entrypoints
 
 
 def test_a_lookup_reads_a_few_files_of_a_large_tree(tmp_path: Path) -> None:

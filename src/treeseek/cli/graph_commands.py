@@ -101,8 +101,6 @@ def graph_command(
             node, related = database.code_relation(tree, relation, name, transitive=transitive)
             _emit(as_json, {"tree": tree, "node": node, relation: related}, related)
             return
-        loaded = database.code_graph(tree)  # one version (TreeNotFound for an unknown tree)
-        graph = loaded.graph
         if relation == "entrypoints":
             rows: list[dict[str, Any]] = [
                 {
@@ -116,10 +114,13 @@ def graph_command(
                     "line": e.entrypoint.line,
                     **e.entrypoint.lang_payload,
                 }
-                for e in loaded.resolved.entrypoints
+                # the files that declare some, resolved: not the graph
+                for e in database.code_entrypoints(tree)
             ]
             _emit(as_json, {"tree": tree, "entrypoints": rows}, [_entry_line(r) for r in rows])
             return
+        loaded = database.code_graph(tree)  # one version (TreeNotFound for an unknown tree)
+        graph = loaded.graph
         assert name is not None
         node = graph.find(name)
         if relation == "walk":

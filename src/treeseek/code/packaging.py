@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import ast
 import configparser
+import dataclasses
 import posixpath
 import re
 import tomllib
 from collections.abc import Iterator
 from typing import Any
 
-from treeseek.code.model import Entrypoint
+from treeseek.code.model import Entrypoint, FileCodeIndex
 
 #: the file names that can declare console scripts
 PACKAGING_FILES = frozenset({"pyproject.toml", "setup.cfg", "setup.py"})
@@ -69,6 +70,15 @@ def packaging_entrypoints(path: str, text: str) -> list[Entrypoint]:
         out.append(Entrypoint(entry_type, framework, command, handler, line))
     out.sort(key=lambda e: e.line)
     return out
+
+
+def with_packaging_entrypoints(index: FileCodeIndex, path: str, data: bytes) -> FileCodeIndex:
+    """``index`` of the packaging file ``path`` (stored bytes ``data``) with its scripts
+    after the entrypoints its code gave (a ``setup.py`` may also build an argparse parser)."""
+    found = packaging_entrypoints(path, data.decode("utf-8", "replace"))
+    if not found:
+        return index
+    return dataclasses.replace(index, entrypoints=(*index.entrypoints, *found))
 
 
 def split_handler(handler: str) -> tuple[str, list[str]]:

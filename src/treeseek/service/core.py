@@ -612,7 +612,6 @@ class Service:
                 "results": [{"id": item} for item in related[:limit]],
                 "total": len(related),
             }
-        loaded = self._graph(tree)
         if relation == "entrypoints":
             rows = [
                 {
@@ -628,7 +627,8 @@ class Service:
                     ),
                     "line": e.entrypoint.line,
                 }
-                for e in loaded.resolved.entrypoints
+                # the files that declare some, resolved: not the graph
+                for e in self.db.code_entrypoints(tree)
             ]
             return {
                 "tree": tree,
@@ -637,6 +637,7 @@ class Service:
                 "results": rows[:limit],
                 "total": len(rows),
             }
+        loaded = self._graph(tree)
         if not name:
             raise ConfigError(
                 f"{relation} needs a name: a path, a name path (path::Qual.name),"

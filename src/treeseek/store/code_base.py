@@ -229,6 +229,9 @@ class CodeStore(Protocol):
 
     def entrypoints(self, content_hash: str) -> list[Entrypoint]: ...
 
+    def entrypoints_of(self, hashes: Collection[str]) -> dict[str, list[Entrypoint]]:
+        """Batched :meth:`entrypoints` (hashes without entrypoints are absent)."""
+
     def term_ids(self, terms: Collection[str]) -> dict[str, int]:
         """Vocabulary ids of ``terms`` (terms no content has are absent)."""
 

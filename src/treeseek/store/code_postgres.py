@@ -492,6 +492,18 @@ class PostgresCodeStore:
             ).fetchall()
         return [entrypoint_from_row(r) for r in rows]
 
+    def entrypoints_of(self, hashes: Collection[str]) -> dict[str, list[Entrypoint]]:
+        out: dict[str, list[Entrypoint]] = {}
+        with self._read() as conn:
+            rows = conn.execute(
+                f"SELECT content_hash, {ENTRYPOINT_COLUMNS} FROM code_entrypoints"
+                " WHERE content_hash = ANY(%s) ORDER BY content_hash, ord",
+                (list(hashes),),
+            ).fetchall()
+        for row in rows:
+            out.setdefault(row[0], []).append(entrypoint_from_row(row[1:]))
+        return out
+
     def term_ids(self, terms: Collection[str]) -> dict[str, int]:
         with self._read() as conn:
             return term_ids(conn, terms)

@@ -471,6 +471,17 @@ class SQLiteCodeStore:
             )
         ]
 
+    def entrypoints_of(self, hashes: Collection[str]) -> dict[str, list[Entrypoint]]:
+        out: dict[str, list[Entrypoint]] = {}
+        for batch in batched(list(hashes)):
+            for row in self._conn.execute(
+                f"SELECT content_hash, {ENTRYPOINT_COLUMNS} FROM code_entrypoints"
+                f" WHERE content_hash IN ({qmarks(len(batch))}) ORDER BY content_hash, ord",
+                batch,
+            ):
+                out.setdefault(row[0], []).append(entrypoint_from_row(row[1:]))
+        return out
+
     def file_terms(self, hashes: Collection[str]) -> dict[str, FileTerms]:
         out: dict[str, FileTerms] = {}
         for batch in batched(list(hashes)):

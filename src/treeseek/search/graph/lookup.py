@@ -35,10 +35,12 @@ from treeseek.code.model import (
     EdgeType,
     FileCodeIndex,
     ResolvedEdge,
+    ResolvedEntrypoint,
     split_symbol_id,
     symbol_id,
 )
 from treeseek.code.modules import module_name, python_module_names
+from treeseek.code.packaging import is_packaging_file, with_packaging_entrypoints
 from treeseek.code.resolve import ResolvedTree, Resolvers, resolve_files
 from treeseek.code.resolve_base import TreeFacts
 from treeseek.code.resolve_python import PythonResolver
@@ -55,6 +57,7 @@ class StoredLayers(Mapping[str, FileCodeIndex]):
     reading them; ``in`` reads nothing."""
 
     def __init__(self, store: Store, tree: str) -> None:
+        self.store = store
         self.code: CodeStore = store.code()
         states = store.file_states(tree)
         self.paths = sorted(states)
@@ -102,6 +105,10 @@ class StoredLayers(Mapping[str, FileCodeIndex]):
                 entrypoints=base.entrypoints,
                 parse_error=base.parse_error,
             )
+        if digest is not None and is_packaging_file(path):  # as load_tree_indexes
+            data = self.store.contents([digest]).get(digest)
+            if data:
+                found = with_packaging_entrypoints(found, path, data)
         self._read[path] = found
         return found
 
@@ -301,6 +308,24 @@ class TreeLookup(NodeNames):
             return (edge.src if kind is EdgeType.INHERITS else "", edge.dst_ref) in rows
 
         return resolve_files(self.facts, [path], wanted=wanted, resolvers=self.resolvers).edges
+
+    def entrypoints(self) -> list[ResolvedEntrypoint]:
+        """The whole graph's ``resolved.entrypoints`` (in path order), resolving only the files
+        that have some: those with stored entrypoint rows, and the packaging files that can
+        declare console scripts (:mod:`treeseek.code.packaging`)."""
+        stored = self.layers.code.entrypoints_of(self._digests)
+        paths = [
+            p
+            for p in self.layers.paths
+            if (digest := self.layers.digests[p]) and (digest in stored or is_packaging_file(p))
+        ]
+
+        def no_edges(edge: Edge) -> bool:
+            return False
+
+        return resolve_files(
+            self.facts, paths, entrypoints=True, wanted=no_edges, resolvers=self.resolvers
+        ).entrypoints
 
     def members(self, node: str) -> list[str]:
         """:meth:`CodeGraph.members <treeseek.code.graph.CodeGraph.members>`: a file's

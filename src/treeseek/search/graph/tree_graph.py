@@ -8,7 +8,6 @@ and module names come from the paths, so the rebuilt :class:`FileCodeIndex` obje
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -17,7 +16,7 @@ from treeseek.code.graph import CodeGraph
 from treeseek.code.languages import language_for_path
 from treeseek.code.model import FileCodeIndex
 from treeseek.code.modules import module_name
-from treeseek.code.packaging import is_packaging_file, packaging_entrypoints
+from treeseek.code.packaging import is_packaging_file, with_packaging_entrypoints
 from treeseek.code.resolve import ResolvedTree, resolve_tree
 from treeseek.search.caches import Slot, TreeCaches
 from treeseek.store.base import FileState, Store
@@ -91,12 +90,8 @@ def _add_packaging_entrypoints(
     texts = store.contents(sorted(set(wanted.values())))
     for path, digest in sorted(wanted.items()):
         data = texts.get(digest)
-        if not data or path not in out:
-            continue
-        found = packaging_entrypoints(path, data.decode("utf-8", "replace"))
-        if found:
-            ix = out[path]
-            out[path] = dataclasses.replace(ix, entrypoints=(*ix.entrypoints, *found))
+        if data and path in out:
+            out[path] = with_packaging_entrypoints(out[path], path, data)
 
 
 def tree_code_graph(store: Store, tree: str) -> TreeCodeGraph:
