@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,9 +14,11 @@ from treeseek.errors import ConfigError
 from treeseek.index.code_hook import CodeIndexHook
 from treeseek.llm.lexical import LexicalNavigator
 from treeseek.search.base import SearchContext
+from treeseek.search.caches import TreeCaches
 from treeseek.search.flat.flat import FlatConfig
-from treeseek.search.graph.items import retrieve_items
-from treeseek.search.graph.tree_graph import tree_code_graph
+from treeseek.search.graph.items import RetrievalItem, retrieve_items
+from treeseek.search.graph.lookup import TREE_LOOKUP
+from treeseek.search.graph.tree_graph import TREE_GRAPH, cached_tree_graph, tree_code_graph
 
 APP = """from fastapi import FastAPI
 
@@ -129,3 +134,48 @@ def test_c2_items_carry_the_resolvers_answer_per_edge(tmp_path: Path) -> None:
         assert call["dst_symbol_id"] == "app/service.py::UserService.get_user"
     finally:
         db.close()
+
+
+QUESTIONS = (
+    "which command serves the HTTP API",
+    "the block cache window trims blocks past its token budget",
+    "resolve a python import through re-exports",
+    "where are console scripts of pyproject read",
+)
+
+
+def test_items_without_the_graph_are_those_with_it(
+    tmp_path: Path, db_location: Callable[[str], Any]
+) -> None:
+    """C2/C3 items resolve only the chosen files (a kept lookup per tree version), never
+    the whole tree: the same items as from the tree's graph, on this package's own source
+    (typer commands, re-exports) on each backend."""
+    root = tmp_path / "src"
+    package = Path(treeseek.__file__).parent
+    shutil.copytree(package, root / "treeseek", ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "pyproject.toml").write_text('[project.scripts]\ntreeseek = "treeseek.cli:main"\n')
+    with treeseek.open(db_location("items")) as db:
+        db.index(root, name="t")
+        info = db.tree("t")
+
+        def items(caches: TreeCaches) -> list[RetrievalItem]:
+            ctx = SearchContext(
+                store=db.store, tree=info, navigator=LexicalNavigator(), caches=caches
+            )
+            with db.store.snapshot():
+                return [i for q in QUESTIONS for i in retrieve_items(ctx, q, limit=40)]
+
+        lazy_caches = TreeCaches()
+        lazy = items(lazy_caches)
+        assert lazy_caches.peek(TREE_GRAPH, info) is None  # no graph was built
+        shared = lazy_caches.peek(TREE_LOOKUP, info)
+        assert shared is not None and shared.lookup.layers.read_files() < len(shared.lookup.layers)
+        assert items(lazy_caches) == lazy  # the kept lookup answers again the same
+        built = TreeCaches()
+        with db.store.snapshot():
+            cached_tree_graph(built, db.store, info)
+        assert items(built) == lazy
+    layers = {i.layer for i in lazy}
+    assert {"C2_DEPENDENCY_GRAPH", "C3_ENTRYPOINTS"} <= layers
+    handlers = {i.metadata.get("handler_symbol_id") for i in lazy if i.layer == "C3_ENTRYPOINTS"}
+    assert any(h and h.startswith("treeseek/cli/") for h in handlers)

@@ -7,10 +7,10 @@ reference orders them: (lexical rank, test penalty, layer rank C3 > C1 > C2 > C0
 
 C2 items carry the cross-file resolver's answer per edge (``resolution``: ``resolved`` or
 ``partial``, :class:`~treeseek.code.model.Resolution`) and the destination it found
-(``dst_path``, ``dst_symbol_id``), so the tree's code graph is built (and cached per database,
-see :func:`~treeseek.search.graph.tree_graph.cached_tree_graph`) when that layer is asked for; this
-is why the module lives with the graph retrievers rather than under ``search/flat/``. C3 items
-name their handler the same way (``handler_symbol_id``) when that layer is asked for.
+(``dst_path``, ``dst_symbol_id``), resolved against the whole tree when that layer is asked
+for: only the chosen files' edges, looked up as resolution needs (or the tree's graph, when
+this process has built it); this is why the module lives with the graph retrievers rather than
+under ``search/flat/``. C3 items name their handler the same way (``handler_symbol_id``).
 
 Every item carries the ids of the spec: ``symbol_id`` (the name path ``path::Qual.name``),
 ``parent_symbol_id``, ``edge_id`` and ``src_symbol_id``, ``entry_id`` (16 hex digits of SHA-256
@@ -30,10 +30,11 @@ from treeseek.code.conventions import code_content, is_test_path
 from treeseek.code.languages import language_for_path
 from treeseek.code.model import Entrypoint, symbol_id
 from treeseek.code.modules import module_name
-from treeseek.code.resolve import ResolvedTree
+from treeseek.code.resolve import ResolvedTree, resolve_files
 from treeseek.search.base import SearchContext
 from treeseek.search.flat.flat import FlatConfig, FlatRetriever
-from treeseek.search.graph.tree_graph import cached_tree_graph
+from treeseek.search.graph.lookup import cached_tree_lookup
+from treeseek.search.graph.tree_graph import TREE_GRAPH
 from treeseek.text.tokens import code_tokens, unique_tokens
 
 LAYERS: tuple[str, ...] = (
@@ -87,8 +88,9 @@ def retrieve_items(
 ) -> list[RetrievalItem]:
     """Items of the requested layers from the best ``files`` files for ``query``.
 
-    ``config`` carries the filters (path prefix, languages, exclude tests). The tree's
-    resolved code graph is cached in the database's caches (``ctx.caches``).
+    ``config`` carries the filters (path prefix, languages, exclude tests). C2 and C3 items
+    carry the edges and handlers of those files resolved against the whole tree
+    (:func:`_resolved_files`).
     """
     unknown = [name for name in layers if name not in LAYER_RANK]
     if unknown:
@@ -99,7 +101,7 @@ def retrieve_items(
     code = ctx.store.code()
     resolved: ResolvedTree | None = None
     if hits and ("C2_DEPENDENCY_GRAPH" in layers or "C3_ENTRYPOINTS" in layers):
-        resolved = cached_tree_graph(ctx.caches, ctx.store, ctx.tree).resolved
+        resolved = _resolved_files(ctx, [hit.path for hit in hits])
     terms = set(unique_tokens([query]))
     exact = {i.lower() for i in code_tokens(query) if "_" in i} | {
         t
@@ -246,3 +248,18 @@ def retrieve_items(
                 )
     ranked.sort(key=lambda pair: pair[0])
     return [item for _, item in ranked[:limit]]
+
+
+def _resolved_files(ctx: SearchContext, paths: list[str]) -> ResolvedTree:
+    """The edges and entrypoints of ``paths`` resolved against the whole tree: from the tree's
+    graph when this process has built it, else resolving only these files with the version's
+    kept lookup (their targets are a function of the tree's facts,
+    :mod:`~treeseek.search.graph.lookup`: the same items, without reading and resolving the
+    whole tree, 40 s on a 47,000-file tree)."""
+    built = ctx.caches.peek(TREE_GRAPH, ctx.tree)
+    if built is not None:
+        return built.resolved
+    shared = cached_tree_lookup(ctx.caches, ctx.store, ctx.tree)
+    with shared.lock:
+        lookup = shared.lookup
+        return resolve_files(lookup.facts, paths, entrypoints=True, resolvers=lookup.resolvers)

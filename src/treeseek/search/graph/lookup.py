@@ -23,6 +23,7 @@ as the whole graph does:
 
 from __future__ import annotations
 
+import threading
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -44,10 +45,12 @@ from treeseek.code.packaging import is_packaging_file, with_packaging_entrypoint
 from treeseek.code.resolve import ResolvedTree, Resolvers, resolve_files
 from treeseek.code.resolve_base import TreeFacts
 from treeseek.code.resolve_python import PythonResolver
+from treeseek.search.caches import Slot, TreeCaches
 from treeseek.search.graph import call_sites
 from treeseek.search.graph.reverse import ReverseIndex
 from treeseek.store.base import Store
 from treeseek.store.code_base import CodeFileInfo, CodeStore
+from treeseek.trees.model import TreeInfo
 
 
 class StoredLayers(Mapping[str, FileCodeIndex]):
@@ -366,3 +369,26 @@ class TreeLookup(NodeNames):
             if dst != node:
                 found.add(dst)
         return found
+
+
+@dataclass(frozen=True, slots=True)
+class SharedLookup:
+    """A tree version's :class:`TreeLookup` kept between requests (its module tables are made
+    once, what it has read it keeps), used by one request at a time: its caches are not
+    thread-safe (a name being looked up is marked "not found" while it is followed)."""
+
+    lookup: TreeLookup
+    lock: threading.Lock
+
+
+#: trees whose lookup a database keeps (:func:`cached_tree_lookup`)
+TREE_LOOKUP: Slot[SharedLookup] = Slot("graph.tree_lookup", trees=2)
+
+
+def cached_tree_lookup(caches: TreeCaches, store: Store, tree: TreeInfo) -> SharedLookup:
+    """The lookup of ``tree``'s version from ``caches``, made on first use (inside the
+    caller's snapshot, like every read of that version). Its answers are those of a fresh
+    lookup: each target is a function of the version's facts only."""
+    return caches.get(
+        TREE_LOOKUP, tree, lambda: SharedLookup(TreeLookup(store, tree.name), threading.Lock())
+    )
