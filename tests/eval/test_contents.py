@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from types import MappingProxyType
 
 import pytest
 from bare_repo import BareRepo
 
 import treeseek
+from treeseek.code import revisions
 from treeseek.errors import BuildError, ConfigError
 from treeseek.eval.contents import CONTENTS_TREE, ContentsUniverse
 from treeseek.index.code_hook import CodeIndexHook
@@ -214,3 +216,23 @@ def test_layers_name_the_files_an_older_hook_version_built(tmp_path: Path) -> No
     assert sorted(p.name for p in db_path.parent.glob("eval.*.db")) == sorted(
         b.db_path.name for b in built if b.db_path is not None
     )
+
+
+def test_a_built_commit_an_older_parser_made_is_parsed_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cached commit database is reused as it is, unless a language's parser revision was
+    raised since it was built: then it is indexed again, and only its stale files parsed."""
+    repo = BareRepo(tmp_path)
+    c0 = repo.commit({"a.py": b"def f():\n    return 1\n", "b.js": b"function g() {}\n"})
+    hook = CodeIndexHook(workers=1)
+    universe = ContentsUniverse({REPO: repo.git_dir}, hooks=[hook])
+    [first] = universe.build(tmp_path / "e.db", [(REPO, c0)])
+    [cached] = universe.build(tmp_path / "e.db", [(REPO, c0)])
+    assert first.report is not None and cached.report is None and hook.stats.reparsed == 0
+    monkeypatch.setattr(revisions, "PARSER_REVISIONS", MappingProxyType({"python": 1}))
+    [again] = universe.build(tmp_path / "e.db", [(REPO, c0)])
+    assert again.report is not None and again.db_path == first.db_path
+    assert hook.stats.reparsed == 1  # a.py; b.js kept
+    [cached] = universe.build(tmp_path / "e.db", [(REPO, c0)])
+    assert cached.report is None

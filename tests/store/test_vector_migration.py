@@ -87,7 +87,10 @@ def test_sqlite_migration_drops_per_content_vectors(tmp_path: Path) -> None:
                 (digest, EMBEDDER.name, OUTLINE_KIND, FOREIGN.tobytes()),
             )
 
-    _old_database(SQLiteStore(path, migrations=MIGRATIONS[:5]), repo, put)
+    old = SQLiteStore(path, migrations=MIGRATIONS[:5])
+    with sqlite3.connect(path) as conn:  # what today's writer writes (migration 8 keeps it)
+        conn.execute("ALTER TABLE code_files ADD COLUMN parser_revision INTEGER DEFAULT 0")
+    _old_database(old, repo, put)
     migrated, _ = _migrated_then_reindexed(path, repo, tmp_path / "fresh.db")
     assert migrated == {}
 
@@ -109,6 +112,9 @@ def test_postgres_migration_drops_per_content_vectors(
                 (digest, EMBEDDER.name, OUTLINE_KIND, literal),
             )
 
-    _old_database(PostgresStore(url, migrations=POSTGRES_MIGRATIONS[:1]), repo, put)
+    old = PostgresStore(url, migrations=POSTGRES_MIGRATIONS[:1])
+    with psycopg.connect(url) as conn:  # what today's writer writes (migration 8 keeps it)
+        conn.execute("ALTER TABLE code_files ADD COLUMN parser_revision INTEGER DEFAULT 0")
+    _old_database(old, repo, put)
     migrated, _ = _migrated_then_reindexed(url, repo, postgres_url())
     assert migrated == {}

@@ -36,6 +36,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import treeseek
+from treeseek.code.revisions import newest_revision
 from treeseek.embed.cache import CachedEmbedder, EmbedCacheStats, EmbeddingCache
 from treeseek.errors import ConfigError, TreeseekError
 from treeseek.eval.universes import (
@@ -208,9 +209,9 @@ class ContentsUniverse:
         for commit in commits:
             if file_of(commit).is_file():
                 built.append(commit)
-                if embedder is None:
+                if embedder is None and not _stale_parses(file_of(commit)):
                     yield BuiltTree((repo, commit), CONTENTS_TREE, db_path=file_of(commit))
-                else:
+                else:  # vectors to add, or files an older parser made to parse again
                     yield self._add_vectors(git_dir, (repo, commit), file_of(commit), hooks)
             else:
                 pending.append(commit)
@@ -226,8 +227,9 @@ class ContentsUniverse:
     def _add_vectors(
         self, git_dir: Path, key: CommitKey, target: Path, hooks: Sequence[IndexHook]
     ) -> BuiltTree:
-        """Index a built commit's tree again with the embedding hook: it gets the vectors it
-        lacks (``treeseek index --vectors`` on an indexed tree); nothing else changes."""
+        """Index a built commit's tree again: with the embedding hook it gets the vectors it
+        lacks (``treeseek index --vectors`` on an indexed tree), and contents an older parser
+        made are parsed again (:mod:`treeseek.code.revisions`); nothing else changes."""
         started = time.perf_counter()
         root = target.stem.rpartition(".")[2]
         embedder = _embedder_of(hooks)
@@ -310,6 +312,15 @@ class ContentsUniverse:
             db_path=target,
             vectors=None if embedder is None else _work(embedder).minus(before),
         )
+
+
+def _stale_parses(target: Path) -> bool:
+    """Whether a built commit's database holds contents an older parser made (checked
+    without opening it when no language's parser revision was ever raised)."""
+    if newest_revision() == 0:
+        return False
+    with _build_lock(target), treeseek.open(target) as db:
+        return bool(db.store.code().stale_parses(CONTENTS_TREE))
 
 
 def _embedder_of(hooks: Sequence[IndexHook]) -> CachedEmbedder | None:

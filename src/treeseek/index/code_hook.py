@@ -181,6 +181,7 @@ class CodeIndexStats:
     reused: int = 0
     embedded: int = 0
     terms_backfilled: int = 0  # parsed earlier, given file term counts by this hook
+    reparsed: int = 0  # unchanged contents parsed again: an older parser made their rows
     parse_seconds: float = 0.0  # wall time of parse + store (parsing may run in workers)
     store_seconds: float = 0.0
     embed_seconds: float = 0.0
@@ -226,26 +227,43 @@ class CodeIndexHook:
         ]
         missing = code.missing_code({c.node.content_hash for c in todo if c.node.content_hash})
         self.stats.reused += len(todo) - len(missing)
-        jobs: list[ChangedFile] = []
+        jobs: list[tuple[str, str, bytes]] = []  # (content hash, path, bytes)
         for c in todo:
             if c.node.content_hash in missing:
                 missing.discard(c.node.content_hash)
-                jobs.append(c)
+                jobs.append((c.node.content_hash, c.node.path, c.data))
+        self._parse_and_store(code, jobs)
+        self._reparse_stale(code, tree, {digest for digest, _, _ in jobs})
+        self._backfill_terms(code, tree)
+        if self.embedder is not None:
+            self._embed(code, self._outlines(code, tree))
+
+    def _parse_and_store(self, code: CodeWriter, jobs: Sequence[tuple[str, str, bytes]]) -> int:
+        """Parse ``jobs`` (content hash, path, bytes) and store their code rows (replacing
+        any stored); returns how many were stored."""
+        stored = 0
         t0 = time.perf_counter()
-        for c, parsed in self._parsed(jobs):
-            digest = c.node.content_hash
-            assert digest is not None
+        for (digest, path, _), parsed in self._parsed(jobs):
             if isinstance(parsed, str):
-                self.stats.failures.append(f"{c.node.path}: {parsed}")
+                self.stats.failures.append(f"{path}: {parsed}")
                 continue
             t1 = time.perf_counter()
             code.put_prepared(digest, parsed)
             self.stats.store_seconds += time.perf_counter() - t1
             self.stats.parsed += 1
+            stored += 1
         self.stats.parse_seconds += time.perf_counter() - t0
-        self._backfill_terms(code, tree)
-        if self.embedder is not None:
-            self._embed(code, self._outlines(code, tree))
+        return stored
+
+    def _reparse_stale(self, code: CodeWriter, tree: TreeInfo, fresh: set[str]) -> None:
+        """Parse again the tree's contents an older parser made (:mod:`treeseek.code.revisions`),
+        ``BACKFILL_BATCH`` contents' bytes at a time; ``fresh`` were parsed in this run."""
+        stale = sorted((d, p) for d, p in code.stale_parses(tree.name).items() if d not in fresh)
+        for start in range(0, len(stale), BACKFILL_BATCH):
+            batch = stale[start : start + BACKFILL_BATCH]
+            data = code.contents([d for d, _ in batch])
+            jobs = [(d, p, data[d]) for d, p in batch if data.get(d)]
+            self.stats.reparsed += self._parse_and_store(code, jobs)
 
     def _backfill_terms(self, code: CodeWriter, tree: TreeInfo) -> None:
         """Term counts for contents parsed before the file-term layer existed, from their
@@ -288,16 +306,16 @@ class CodeIndexHook:
         return outlines
 
     def _parsed(
-        self, jobs: Sequence[ChangedFile]
-    ) -> Iterator[tuple[ChangedFile, PreparedCode | str]]:
+        self, jobs: Sequence[tuple[str, str, bytes]]
+    ) -> Iterator[tuple[tuple[str, str, bytes], PreparedCode | str]]:
         if self.workers <= 1 or len(jobs) < PARALLEL_MIN_FILES:
-            for c in jobs:
-                yield c, _parse(c.node.path, c.data)
+            for job in jobs:
+                yield job, _parse(job[1], job[2])
             return
         context = multiprocessing.get_context("fork")
         with context.Pool(self.workers) as pool:
             results = pool.imap(
-                _parse_job, ((c.node.path, c.data) for c in jobs), chunksize=PARALLEL_CHUNK
+                _parse_job, ((path, data) for _, path, data in jobs), chunksize=PARALLEL_CHUNK
             )
             yield from zip(jobs, results, strict=True)
 

@@ -95,6 +95,7 @@ def _copy_tree(source: Store, target: Store, name: str) -> CopiedTree:
                         chunk_terms=tuple(term_counts(b) for b in bodies),
                         symbol_terms=tuple(term_counts(b) for b in symbol_bodies),
                         term_counts=document_term_counts(bodies),
+                        parser_revision=file_info.parser_revision,
                     ),
                 )
                 parsed += 1

@@ -35,6 +35,7 @@ from treeseek.code.model import (
     Symbol,
     SymbolKind,
 )
+from treeseek.code.revisions import parser_revision
 
 #: the layers of a content's parts that have term counts: its chunks (C0), in chunk order, and
 #: its symbols' documents (C1: qualified name, signature, decorators, docstring), in symbol order
@@ -122,6 +123,16 @@ class PreparedCode:
     symbol_terms: tuple[Mapping[str, int], ...]
     #: how often each token occurs in the file document (all chunk bodies, see FileTerms)
     term_counts: Mapping[str, int]
+    #: the parser revision that made ``index``: None for this process's parser (a copy from
+    #: another database keeps the revision its rows were made at)
+    parser_revision: int | None = None
+
+    @property
+    def revision(self) -> int:
+        """The parser revision to store with these rows."""
+        if self.parser_revision is not None:
+            return self.parser_revision
+        return parser_revision(self.index.language)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +178,8 @@ class CodeFileInfo:
     parse_error: str | None
     chunk_count: int
     symbol_count: int
+    #: the parser revision that made the rows (:mod:`treeseek.code.revisions`)
+    parser_revision: int = 0
 
 
 @runtime_checkable
@@ -228,6 +241,11 @@ class CodeStore(Protocol):
         undecoded, in edge order (contents without such imports are absent)."""
 
     def entrypoints(self, content_hash: str) -> list[Entrypoint]: ...
+
+    def stale_parses(self, tree: str) -> dict[str, str]:
+        """The contents of ``tree`` whose code rows an older parser made
+        (:func:`treeseek.code.revisions.is_stale`), each with the path to parse it as: its
+        first path in ``tree`` that is not a data file."""
 
     def entrypoints_of(self, hashes: Collection[str]) -> dict[str, list[Entrypoint]]:
         """Batched :meth:`entrypoints` (hashes without entrypoints are absent)."""
@@ -295,6 +313,9 @@ class CodeWriter(CodeStore, Protocol):
 
     def heads(self, hashes: Collection[str], size: int) -> dict[str, bytes]:
         """The first ``size`` bytes of each content; contents not stored are absent."""
+
+    def contents(self, hashes: Collection[str]) -> dict[str, bytes]:
+        """The stored bytes of each content; contents not stored are absent."""
 
     def missing_vectors(
         self, model: str, kind: str, keys: Collection[VectorKey]

@@ -31,6 +31,7 @@ from treeseek.code.model import (
     Symbol,
     SymbolKind,
 )
+from treeseek.code.revisions import newest_revision, stale_paths
 from treeseek.store.code_base import (
     ChunkSpan,
     CodeFileInfo,
@@ -226,14 +227,15 @@ class PostgresCodeStore:
                     p.index.parse_error,
                     len(p.index.chunks),
                     len(p.index.symbols),
+                    p.revision,
                 )
                 for h, (p, _) in pending.items()
             ]
             cur.execute(
                 "INSERT INTO code_files(content_hash, language, parse_error, chunk_count,"
-                " symbol_count) SELECT * FROM unnest(%s::text[], %s::text[], %s::text[],"
-                " %s::int[], %s::int[]) ON CONFLICT (content_hash) DO NOTHING"
-                " RETURNING content_hash",
+                " symbol_count, parser_revision) SELECT * FROM unnest(%s::text[], %s::text[],"
+                " %s::text[], %s::int[], %s::int[], %s::int[]) ON CONFLICT (content_hash)"
+                " DO NOTHING RETURNING content_hash",
                 [list(column) for column in zip(*infos, strict=True)],
             )
             owned = {r[0] for r in cur.fetchall()}
@@ -340,6 +342,20 @@ class PostgresCodeStore:
             ).fetchall()
         return {r[0] for r in rows}
 
+    def stale_parses(self, tree: str) -> dict[str, str]:
+        newest = newest_revision()
+        if newest == 0:
+            return {}
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT n.content_hash, n.path, c.language, c.parser_revision FROM nodes AS n"
+                " JOIN trees AS t ON t.id = n.tree_id"
+                " JOIN code_files AS c ON c.content_hash = n.content_hash"
+                " WHERE t.name = %s AND c.parser_revision < %s",
+                (tree, newest),
+            ).fetchall()
+        return stale_paths((r[0], _path(r[1]), r[2], r[3]) for r in rows)
+
     def files_without_vectors(
         self, tree: str, model: str, kind: str
     ) -> dict[VectorKey, str | None]:
@@ -358,6 +374,9 @@ class PostgresCodeStore:
     def heads(self, hashes: Collection[str], size: int) -> dict[str, bytes]:
         data = self._read_contents(list(hashes))
         return {h: raw[:size] for h, raw in data.items()}
+
+    def contents(self, hashes: Collection[str]) -> dict[str, bytes]:
+        return dict(self._read_contents(list(hashes)))
 
     def missing_vectors(self, model: str, kind: str, keys: Collection[VectorKey]) -> set[VectorKey]:
         wanted = list(dict.fromkeys(keys))

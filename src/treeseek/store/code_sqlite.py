@@ -48,6 +48,7 @@ from treeseek.code.model import (
     Symbol,
     SymbolKind,
 )
+from treeseek.code.revisions import newest_revision, stale_paths
 from treeseek.errors import StoreError
 from treeseek.store._sql import batched, qmarks
 from treeseek.store.code_base import (
@@ -161,13 +162,14 @@ class SQLiteCodeStore:
             self._delete_code(content_hash)
         conn.execute(
             "INSERT INTO code_files(content_hash, language, parse_error, chunk_count,"
-            " symbol_count) VALUES (?, ?, ?, ?, ?)",
+            " symbol_count, parser_revision) VALUES (?, ?, ?, ?, ?, ?)",
             (
                 content_hash,
                 index.language,
                 index.parse_error,
                 len(index.chunks),
                 len(index.symbols),
+                prepared.revision,
             ),
         )
         self.put_file_terms(content_hash, prepared.term_counts)
@@ -333,6 +335,19 @@ class SQLiteCodeStore:
                 out.setdefault(digest, []).append(body)
         return out
 
+    def stale_parses(self, tree: str) -> dict[str, str]:
+        newest = newest_revision()
+        if newest == 0:
+            return {}
+        rows = self._conn.execute(
+            "SELECT n.content_hash, CAST(n.path AS BLOB), c.language, c.parser_revision"
+            " FROM nodes AS n JOIN trees AS t ON t.id = n.tree_id"
+            " JOIN code_files AS c ON c.content_hash = n.content_hash"
+            " WHERE t.name = ? AND c.parser_revision < ?",
+            (tree, newest),
+        )
+        return stale_paths((r[0], _path(r[1]), r[2], r[3]) for r in rows)
+
     def files_without_vectors(
         self, tree: str, model: str, kind: str
     ) -> dict[VectorKey, str | None]:
@@ -350,6 +365,9 @@ class SQLiteCodeStore:
     def heads(self, hashes: Collection[str], size: int) -> dict[str, bytes]:
         data = self._read_contents(list(hashes))
         return {h: raw[:size] for h, raw in data.items()}
+
+    def contents(self, hashes: Collection[str]) -> dict[str, bytes]:
+        return dict(self._read_contents(list(hashes)))
 
     def missing_vectors(self, model: str, kind: str, keys: Collection[VectorKey]) -> set[VectorKey]:
         wanted = list(dict.fromkeys(keys))

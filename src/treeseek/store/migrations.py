@@ -342,6 +342,19 @@ CREATE INDEX IF NOT EXISTS code_edges_calls_by_name ON code_edges({last_part_sql
 CREATE INDEX IF NOT EXISTS code_symbols_by_last ON code_symbols({last_part_sql("qname")});
 """
 
+#: the revision of the parser that made a content's code rows (``treeseek.code.revisions``):
+#: rows made before revisions existed are revision 0 (PostgreSQL; SQLite: ``_add_parser_revision``)
+_V8_PARSER_REVISION = """
+ALTER TABLE code_files ADD COLUMN IF NOT EXISTS parser_revision INTEGER NOT NULL DEFAULT 0;
+"""
+
+
+def _add_parser_revision(conn: sqlite3.Connection) -> None:
+    """``_V8_PARSER_REVISION`` for SQLite, whose ``ADD COLUMN`` has no ``IF NOT EXISTS``."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(code_files)")}
+    if "parser_revision" not in columns:
+        conn.execute("ALTER TABLE code_files ADD COLUMN parser_revision INTEGER NOT NULL DEFAULT 0")
+
 
 #: every migration, in order; append only
 MIGRATIONS: list[Migration] = [
@@ -381,6 +394,11 @@ MIGRATIONS: list[Migration] = [
         version=7,
         description="code layers: call edges by callee name, symbols by last name (graph)",
         sql=_V7_GRAPH_NAMES,
+    ),
+    Migration(
+        version=8,
+        description="code layers: the parser revision of each parsed content",
+        run=_add_parser_revision,
     ),
 ]
 
@@ -833,6 +851,11 @@ POSTGRES_MIGRATIONS: list[PostgresMigration] = [
         version=7,
         description="code layers: call edges by callee name, symbols by last name (graph)",
         sql=_V7_GRAPH_NAMES,
+    ),
+    PostgresMigration(
+        version=8,
+        description="code layers: the parser revision of each parsed content",
+        sql=_V8_PARSER_REVISION,
     ),
 ]
 

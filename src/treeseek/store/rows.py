@@ -23,7 +23,9 @@ NODE_COLUMNS = (
 TREE_COLUMNS = (
     "name, source, root, node_count, file_count, dir_count, max_depth, built_at, updated_at"
 )
-CODE_FILE_COLUMNS = "content_hash, language, parse_error, chunk_count, symbol_count"
+CODE_FILE_COLUMNS = (
+    "content_hash, language, parse_error, chunk_count, symbol_count, parser_revision"
+)
 CHUNK_COLUMNS = "idx, type, start_line, end_line, symbol"
 SYMBOL_COLUMNS = (
     "qname, name, kind, start_line, end_line, signature, decorators, docstring, parent,"
@@ -69,7 +71,7 @@ def tree_info_from_row(row: Sequence[Any], root: str) -> TreeInfo:
 
 def code_file_from_row(row: Sequence[Any]) -> CodeFileInfo:
     """A row of :data:`CODE_FILE_COLUMNS`."""
-    return CodeFileInfo(row[0], row[1], row[2], row[3], row[4])
+    return CodeFileInfo(row[0], row[1], row[2], row[3], row[4], row[5])
 
 
 def chunks_from_rows(rows: Sequence[Sequence[Any]], data: bytes) -> list[Chunk]:

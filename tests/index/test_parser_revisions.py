@@ -1,0 +1,135 @@
+"""Parser revisions: what an older parser stored is parsed again on the next index, once, for
+the languages whose revision was raised, on both backends (:mod:`treeseek.code.revisions`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import closing
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import pytest
+
+import treeseek
+from treeseek.code import revisions
+from treeseek.code.model import FileCodeIndex
+from treeseek.code.parse import index_file
+from treeseek.database import Database
+from treeseek.index import code_hook
+from treeseek.index.code_hook import CodeIndexHook
+from treeseek.index.transfer import copy_trees
+
+MODELS = '''class UserProfile:
+    """A user's public profile."""
+
+    def display_name(self):
+        return self.first_name
+'''
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "app").mkdir(parents=True)
+    (root / "app" / "models.py").write_text(MODELS)
+    (root / "app" / "copy.py").write_text(MODELS)  # the same content at two paths
+    (root / "app" / "util.js").write_text("export function slugify(text) {\n  return text;\n}\n")
+    (root / "README.md").write_text("# Demo\n\nProfiles of users.\n")
+    return root
+
+
+@pytest.fixture
+def hook() -> CodeIndexHook:
+    return CodeIndexHook(workers=1)
+
+
+@pytest.fixture
+def db(db_location: Callable[[str], Any], hook: CodeIndexHook) -> Iterator[Database]:
+    database = treeseek.open(db_location("revisions"), hooks=[hook])
+    try:
+        yield database
+    finally:
+        database.close()
+
+
+def _older_parser(path: str, data: bytes) -> FileCodeIndex:
+    """What an older parser made: no symbols at all."""
+    return dataclasses.replace(index_file(path, data), symbols=())
+
+
+def _symbols(db: Database, path: str) -> list[str]:
+    node = db.node("demo", path)
+    assert node.content_hash is not None
+    return [s.qname for s in db.store.code().symbols(node.content_hash)]
+
+
+def test_older_parses_are_parsed_again_once(
+    db: Database, hook: CodeIndexHook, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(code_hook, "index_file", _older_parser)
+    db.index(repo, name="demo")
+    assert _symbols(db, "app/models.py") == []
+    monkeypatch.setattr(code_hook, "index_file", index_file)  # the better parser
+    db.index(repo, name="demo")
+    assert hook.stats.reparsed == 0  # no revision raised: unchanged files keep their rows
+    assert _symbols(db, "app/models.py") == []
+
+    monkeypatch.setattr(revisions, "PARSER_REVISIONS", MappingProxyType({"python": 1}))
+    before = db.tree("demo").updated_at
+    parsed = hook.stats.parsed
+    db.index(repo, name="demo")
+    # the python content (one, at two paths) parsed again; JavaScript and markdown kept
+    assert hook.stats.reparsed == 1 and hook.stats.parsed == parsed + 1
+    assert _symbols(db, "app/models.py") == ["UserProfile", "UserProfile.display_name"]
+    assert _symbols(db, "app/copy.py") == ["UserProfile", "UserProfile.display_name"]
+    assert db.tree("demo").updated_at > before  # a new version: caches see the new rows
+    answer = db.query("demo", "UserProfile display_name", budget=400)
+    assert "app/models.py::UserProfile.display_name" in answer.symbols
+    db.index(repo, name="demo")  # stored at revision 1 now: not parsed again
+    assert hook.stats.reparsed == 1
+
+    monkeypatch.setattr(
+        revisions, "PARSER_REVISIONS", MappingProxyType({"python": 1, "javascript": 2})
+    )
+    db.index(repo, name="demo")
+    assert hook.stats.reparsed == 2  # the JavaScript file's turn
+
+
+def test_a_database_of_schema_7_keeps_its_parses_as_revision_0(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "a.py").write_text(MODELS)
+    with treeseek.open(path) as db:
+        db.index(root, name="demo")
+    with closing(sqlite3.connect(path)) as conn:  # as schema 7 had it: no revision column
+        conn.execute("ALTER TABLE code_files DROP COLUMN parser_revision")
+        conn.execute("DELETE FROM schema_version WHERE version = 8")
+        conn.commit()
+    with treeseek.open(path) as db:  # migrated
+        with closing(sqlite3.connect(path)) as conn:
+            rows = conn.execute("SELECT parser_revision FROM code_files").fetchall()
+        assert rows and {r[0] for r in rows} == {0}
+        assert db.store.code().stale_parses("demo") == {}  # no language raised yet
+
+
+def test_a_copied_database_keeps_the_revision_its_rows_were_made_at(
+    db: Database,
+    repo: Path,
+    db_location: Callable[[str], Any],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``treeseek db copy`` moves rows, it does not parse: a copy of an older parse is still
+    stale in the target, and the target's next index parses it again."""
+    db.index(repo, name="demo")  # every parse at revision 0
+    monkeypatch.setattr(revisions, "PARSER_REVISIONS", MappingProxyType({"python": 1}))
+    hook = CodeIndexHook(workers=1)
+    with treeseek.open(db_location("copy"), hooks=[hook]) as target:
+        copy_trees(db.store, target.store, ["demo"])
+        assert set(target.store.code().stale_parses("demo").values()) == {"app/copy.py"}
+        target.index(repo, name="demo")
+        assert hook.stats.reparsed == 1
+        assert target.store.code().stale_parses("demo") == {}
