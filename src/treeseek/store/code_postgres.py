@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -36,10 +36,12 @@ from treeseek.store.code_base import (
     CodeFileInfo,
     FileTerms,
     PartLayer,
+    PartTermBlobs,
     PartTerms,
     PreparedCode,
     SymbolHead,
     SymbolHit,
+    SymbolRow,
     VectorKey,
 )
 from treeseek.store.migrations import POSTGRES_CODE_TABLES, last_part_sql
@@ -522,6 +524,15 @@ class PostgresCodeStore:
             for digest, lengths, sizes, ids, counts in rows
         }
 
+    def part_term_blobs(self, layer: PartLayer, hashes: Collection[str]) -> list[PartTermBlobs]:
+        with self._read() as conn, conn.cursor(binary=True) as cur:
+            rows = cur.execute(
+                "SELECT content_hash, lengths, sizes, term_ids, counts FROM code_part_terms"
+                " WHERE layer = %s AND content_hash = ANY(%s)",
+                (layer, list(hashes)),
+            ).fetchall()
+        return cast("list[PartTermBlobs]", rows)  # plain tuples; bytea reads as bytes
+
     def chunk_spans(self, hashes: Collection[str]) -> dict[str, list[ChunkSpan]]:
         out: dict[str, list[ChunkSpan]] = {}
         kinds = _CHUNK_TYPES
@@ -551,6 +562,15 @@ class PostgresCodeStore:
                 SymbolHead(digest, qname, name, kinds[kind], start, end)
             )
         return out
+
+    def symbol_rows(self, hashes: Collection[str]) -> list[SymbolRow]:
+        with self._read() as conn, conn.cursor(binary=True) as cur:
+            rows = cur.execute(
+                "SELECT content_hash, qname, name, kind, start_line, end_line FROM code_symbols"
+                " WHERE content_hash = ANY(%s) ORDER BY content_hash, ord",
+                (list(hashes),),
+            ).fetchall()
+        return cast("list[SymbolRow]", rows)  # plain tuples (the default row factory)
 
     def symbols_named(self, names: Sequence[str], hashes: Collection[str]) -> list[SymbolHit]:
         wanted = list(dict.fromkeys(n for n in names if n))

@@ -49,16 +49,18 @@ from treeseek.code.model import (
     SymbolKind,
 )
 from treeseek.errors import StoreError
-from treeseek.store._sql import batched, qmarks
+from treeseek.store._sql import batched, fetch_decoded, qmarks
 from treeseek.store.code_base import (
     ChunkSpan,
     CodeFileInfo,
     FileTerms,
     PartLayer,
+    PartTermBlobs,
     PartTerms,
     PreparedCode,
     SymbolHead,
     SymbolHit,
+    SymbolRow,
     VectorKey,
 )
 from treeseek.store.failures import translate_failures
@@ -504,6 +506,18 @@ class SQLiteCodeStore:
                 )
         return out
 
+    def part_term_blobs(self, layer: PartLayer, hashes: Collection[str]) -> list[PartTermBlobs]:
+        out: list[PartTermBlobs] = []
+        conn = self._conn
+        for batch in batched(list(hashes)):
+            out += fetch_decoded(
+                conn,
+                "SELECT content_hash, lengths, sizes, term_ids, counts FROM code_part_terms"
+                f" WHERE layer = ? AND content_hash IN ({qmarks(len(batch))})",
+                (layer, *batch),
+            )
+        return out
+
     def chunk_spans(self, hashes: Collection[str]) -> dict[str, list[ChunkSpan]]:
         out: dict[str, list[ChunkSpan]] = {}
         kinds = _CHUNK_TYPES  # a dict lookup: the enum call costs more over a tree's rows
@@ -524,7 +538,8 @@ class SQLiteCodeStore:
         kinds = _SYMBOL_KINDS
         conn = self._conn
         for batch in batched(list(hashes)):
-            for digest, qname, name, kind, start, end in conn.execute(
+            for digest, qname, name, kind, start, end in fetch_decoded(
+                conn,
                 "SELECT content_hash, qname, name, kind, start_line, end_line FROM code_symbols"
                 f" WHERE content_hash IN ({qmarks(len(batch))}) ORDER BY content_hash, ord",
                 batch,
@@ -532,6 +547,18 @@ class SQLiteCodeStore:
                 out.setdefault(digest, []).append(
                     SymbolHead(digest, qname, name, kinds[kind], start, end)
                 )
+        return out
+
+    def symbol_rows(self, hashes: Collection[str]) -> list[SymbolRow]:
+        out: list[SymbolRow] = []
+        conn = self._conn
+        for batch in batched(sorted(hashes)):
+            out += fetch_decoded(
+                conn,
+                "SELECT content_hash, qname, name, kind, start_line, end_line FROM code_symbols"
+                f" WHERE content_hash IN ({qmarks(len(batch))}) ORDER BY content_hash, ord",
+                batch,
+            )
         return out
 
     def symbols_named(self, names: Sequence[str], hashes: Collection[str]) -> list[SymbolHit]:
