@@ -171,3 +171,23 @@ def test_a_document_tree_has_nothing_to_warm(tmp_path: Path) -> None:
 def test_warm_of_a_missing_tree_says_so(repo: Path) -> None:
     with treeseek.open(repo) as db, pytest.raises(treeseek.TreeNotFound):
         db.warm("nope")
+
+
+def test_warm_inverts_the_bm25_postings_a_cold_query_scans(repo: Path) -> None:
+    """A first query scans the postings as stored (cheaper than grouping them by term for
+    one question); a warmed tree has them inverted already, so no later query pays that."""
+    with treeseek.open(repo) as db:
+        db.query("shop", QUESTION, k=5)
+        files = db.caches.peek(flat_module.TREE_FILES, db.tree("shop"))
+        assert files is not None and files.chunk_index is not None
+        assert files.file_index is not None and files.file_index.index is not None
+        assert not files.chunk_index.postings.inverted
+        assert not files.file_index.index.inverted
+    with treeseek.open(repo) as db:
+        db.warm("shop")
+        files = db.caches.peek(flat_module.TREE_FILES, db.tree("shop"))
+        assert files is not None and files.chunk_index is not None
+        assert files.symbol_index is not None and files.file_index is not None
+        assert files.file_index.index is not None
+        assert files.chunk_index.postings.inverted and files.symbol_index.postings.inverted
+        assert files.file_index.index.inverted

@@ -465,7 +465,7 @@ class FlatRetriever(Retriever):
     def _catalog(code: CodeStore, files: _TreeFiles) -> SymbolCatalog:
         """The tree's symbols by name, read on first use and kept with the tree's files."""
         contents = files.hash_by_path.values()
-        return files.built("catalog", lambda: SymbolCatalog(code.symbol_heads(set(contents))))
+        return files.built("catalog", lambda: SymbolCatalog(code.symbol_rows(set(contents))))
 
     @classmethod
     def _resolver(cls, code: CodeStore, files: _TreeFiles) -> MentionResolver:
@@ -494,10 +494,13 @@ class FlatRetriever(Retriever):
             raise RetrievalError(f"flat retrieval needs the code index: {exc}") from exc
         files = self._tree_files(ctx)
         self._scope(code, files, self.config)
-        self._chunk_index(code, files)
-        self._symbol_index(code, files)
+        # inverted now: a query's first reads would scan them otherwise (BM25Postings)
+        self._chunk_index(code, files).postings.invert()
+        self._symbol_index(code, files).postings.invert()
         self._resolver(code, files)
-        self._primary_file_index(code, files)
+        primary = self._primary_file_index(code, files)
+        if primary.index is not None:
+            primary.index.invert()
         self._path_stats(files)
         # the import links the graph features walk (resolved per file as queries reach it)
         self._imports_of(code, files, list(files.nodes))
@@ -773,15 +776,15 @@ class FlatRetriever(Retriever):
         allowed = scope.allowed
         ranked = index.top(scores, scope.mask(index), cfg.symbol_limit)
         found: dict[str, float] = {}
-        heads = self._catalog(code, files).heads
+        catalog = self._catalog(code, files)
         for part in ranked:
-            symbols = heads.get(part.content_hash, [])
-            if part.index >= len(symbols):
+            qname = catalog.qname(part.content_hash, part.index)
+            if qname is None:
                 continue
             for p in allowed.get(part.content_hash, ()):
                 if p not in found:
                     found[p] = part.score
-                    signals.evidence[p].symbols.append(symbols[part.index].qname)
+                    signals.evidence[p].symbols.append(qname)
         signals.put("symbols", found)
 
     def _path_signal(
@@ -1038,7 +1041,7 @@ class FlatRetriever(Retriever):
         if names:
             catalog = self._catalog(code, files)
             definers: dict[str, set[str]] = defaultdict(set)
-            for hit in catalog.symbols_named(sorted(names), catalog.heads.keys()):
+            for hit in catalog.symbols_named(sorted(names), catalog.contents):
                 for n in {hit.name, hit.qname} & names:
                     definers[n].add(hit.content_hash)
             by_hash: dict[str, float] = defaultdict(float)
