@@ -334,6 +334,25 @@ def test_whole_tree_reads_keep_non_utf8_names(store: AnyStore) -> None:
     assert store.node_by_path("t", odd) is not None  # the connection decodes as before
 
 
+def test_file_signatures_and_directory_paths_are_what_the_node_reads_hold(
+    store: AnyStore,
+) -> None:
+    """What a freshness check reads (a tree's file signatures and its directories), two
+    columns each, agrees with file_states and subtree: values, order, odd names."""
+    odd = b"d\xff/f\xe9.txt".decode("utf-8", "surrogateescape")
+    _tree(store, "t", {odd: b"x\n", "b/c/d.txt": b"y\n", "a.txt": None, "b/e.txt": b"z\n"})
+    states = store.file_states("t")
+    signatures = store.file_signatures("t")
+    assert list(signatures.items()) == [(p, s.signature) for p, s in states.items()]
+    assert signatures[odd] == f"sig-{odd}"
+    dirs = [n.path for n in store.subtree("t") if n.type is NodeType.DIRECTORY]
+    assert store.directory_paths("t") == dirs == ["", "b", "b/c", "d\udcff"]
+    with pytest.raises(TreeNotFound):
+        store.file_signatures("nope")
+    with pytest.raises(TreeNotFound):
+        store.directory_paths("nope")
+
+
 def test_fetch_decoded_reads_again_with_the_factory_when_text_is_not_utf8() -> None:
     conn = sqlite3.connect(":memory:")
     calls: list[bytes] = []

@@ -838,6 +838,27 @@ class SQLiteStore:
         )
         return {r[1]: FileState(r[0], r[1], r[2] or "", r[3]) for r in rows}
 
+    def file_signatures(self, tree: str) -> dict[str, str]:
+        conn = self._conn()
+        tree_id = self._tree_id(conn, tree)
+        # the read of file_states (the same index, so the same order), two columns
+        rows = fetch_decoded(
+            conn,
+            "SELECT path, signature FROM nodes WHERE tree_id = ? AND type = ?",
+            (tree_id, NodeType.FILE.value),
+        )
+        return {path: signature or "" for path, signature in rows}
+
+    def directory_paths(self, tree: str) -> list[str]:
+        conn = self._conn()
+        tree_id = self._tree_id(conn, tree)
+        rows = fetch_decoded(
+            conn,
+            "SELECT path FROM nodes WHERE tree_id = ? AND type = ? ORDER BY path",
+            (tree_id, NodeType.DIRECTORY.value),
+        )
+        return [r[0] for r in rows]
+
     # -- contents ------------------------------------------------------------------------
     def content(self, tree: str, node_id: str) -> bytes | None:
         conn = self._conn()
