@@ -237,3 +237,26 @@ def test_field_tokens_are_each_fields_own_word_tokens(parts: list[str]) -> None:
         tuple(word_tokens(parent)),
         tuple(word_tokens(full)),
     )
+
+
+_SEGMENT = st.sampled_from(
+    ["lib", "query", "Query", "utils", "a.b", "x_y", "é", "q2", "", "lib.py"]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(_SEGMENT, min_size=1, max_size=4).map("/".join), max_size=30))
+def test_corpus_stats_count_each_file_once_per_field(paths: list[str]) -> None:
+    """Counted by distinct basename and parent, the statistics are those of counting every
+    file's three fields one by one (a term once per file and field)."""
+    stats = PathCorpusStats.from_paths(paths)
+    dfs: list[dict[str, int]] = [{}, {}, {}]
+    lengths = [0, 0, 0]
+    for p in paths:
+        for f, toks in enumerate(field_tokens(p)):
+            lengths[f] += len(toks)
+            for t in set(toks):
+                dfs[f][t] = dfs[f].get(t, 0) + 1
+    assert stats.n_docs == len(paths)
+    assert [{t: n for t, n in df.items() if n} for df in stats.df] == dfs
+    assert stats.avgdl == tuple(lengths[f] / len(paths) if paths else 0.0 for f in range(3))
