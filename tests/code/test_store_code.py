@@ -15,7 +15,7 @@ import treeseek
 from treeseek.code.model import ChunkType, EdgeType, FileCodeIndex, Symbol, SymbolKind
 from treeseek.database import Database
 from treeseek.index.code_hook import CodeIndexHook, prepare_code
-from treeseek.search.flat.parts import SymbolCatalog
+from treeseek.search.flat.parts import SymbolCatalog, TreeSymbols
 from treeseek.store import CodeStore, CodeWriter
 from treeseek.store.code_base import VectorKey
 from treeseek.text.tokens import code_tokens
@@ -300,6 +300,19 @@ def test_symbol_rows_are_the_symbol_heads_as_plain_rows(db: Database, repo: Path
     assert code.symbol_rows(set()) == []
 
 
+def _tree_symbols(
+    code: CodeStore, catalog: SymbolCatalog
+) -> tuple[TreeSymbols, list[SymbolCatalog]]:
+    """Lookups of a tree whose catalog is ``catalog``, and the catalogs it built."""
+    built: list[SymbolCatalog] = []
+
+    def build() -> SymbolCatalog:
+        built.append(catalog)
+        return catalog
+
+    return TreeSymbols(code, build, lambda: bool(built)), built
+
+
 def test_the_symbol_catalog_finds_what_the_symbol_heads_hold(db: Database, repo: Path) -> None:
     """The catalog (rows and hashed names) answers as a dict of every head by name did:
     each symbol named by its name or qualified name once, by content hash and symbol order,
@@ -326,6 +339,14 @@ def test_the_symbol_catalog_finds_what_the_symbol_heads_hold(db: Database, repo:
         ]
         assert catalog.symbols_named(names, keep) == want
         assert catalog.symbols_named(list(reversed(names)), list(keep)) == want
+        rows = code.symbol_rows_named([*names, "bad\udcff"], keep)  # a name not UTF-8: none
+        assert [(h.content_hash, h.qname, h.name, h.kind.value, h.start_line, h.end_line)
+                for h in want] == rows  # fmt: skip
+        # the first lookups by the store, the later ones by the catalog: the same answers
+        symbols, built = _tree_symbols(code, catalog)
+        for _ in range(TreeSymbols.LOOKUPS + 1):
+            assert symbols.symbols_named(names, keep) == want
+        assert built == [catalog]
     assert len(catalog.symbols_named(["display_name"], hashes)) == 2
     for digest, found in heads.items():
         assert [catalog.qname(digest, i) for i in range(len(found) + 1)] == [

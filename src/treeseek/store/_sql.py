@@ -23,6 +23,18 @@ def qmarks(n: int) -> str:
     return ",".join("?" * n)
 
 
+def is_utf8(text: str) -> bool:
+    """Whether ``text`` encodes as UTF-8 (no surrogate escapes): what a database can be sent
+    as text, and all stored text of the code layers is."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 #: what sqlite3 raises when a TEXT value is not UTF-8 and the text factory is ``str``
 _NOT_UTF8 = "Could not decode to UTF-8"
 

@@ -224,6 +224,11 @@ class CodeStore(Protocol):
         in symbol order: a whole tree's symbols in one read without an object per symbol
         (:class:`~treeseek.search.flat.parts.SymbolCatalog`)."""
 
+    def symbol_rows_named(self, names: Sequence[str], hashes: Collection[str]) -> list[SymbolRow]:
+        """The rows of :meth:`symbol_rows` (of contents in ``hashes``) whose name or qualified
+        name is one of ``names``, each symbol once, by content hash, then symbol order: a
+        few names looked up by the name indexes, without reading a tree's every symbol."""
+
     def edges(self, content_hash: str) -> list[Edge]: ...
 
     def import_refs(self, hashes: Collection[str]) -> dict[str, list[str]]:

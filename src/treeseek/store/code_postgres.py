@@ -31,6 +31,7 @@ from treeseek.code.model import (
     Symbol,
     SymbolKind,
 )
+from treeseek.store._sql import is_utf8
 from treeseek.store.code_base import (
     ChunkSpan,
     CodeFileInfo,
@@ -571,6 +572,20 @@ class PostgresCodeStore:
                 (list(hashes),),
             ).fetchall()
         return cast("list[SymbolRow]", rows)  # plain tuples (the default row factory)
+
+    def symbol_rows_named(self, names: Sequence[str], hashes: Collection[str]) -> list[SymbolRow]:
+        # a name that is not UTF-8 cannot be sent, and no stored name is one: it matches nothing
+        wanted = [n for n in dict.fromkeys(names) if is_utf8(n)]
+        keep = hashes if isinstance(hashes, (set, frozenset)) else set(hashes)
+        if not wanted or not keep:
+            return []
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT content_hash, qname, name, kind, start_line, end_line FROM code_symbols"
+                " WHERE name = ANY(%s) OR qname = ANY(%s) ORDER BY content_hash, ord",
+                (wanted, wanted),
+            ).fetchall()
+        return [cast("SymbolRow", r) for r in rows if r[0] in keep]
 
     def symbols_named(self, names: Sequence[str], hashes: Collection[str]) -> list[SymbolHit]:
         wanted = list(dict.fromkeys(n for n in names if n))

@@ -49,7 +49,7 @@ from treeseek.code.model import (
     SymbolKind,
 )
 from treeseek.errors import StoreError
-from treeseek.store._sql import batched, fetch_decoded, qmarks
+from treeseek.store._sql import batched, fetch_decoded, is_utf8, qmarks
 from treeseek.store.code_base import (
     ChunkSpan,
     CodeFileInfo,
@@ -560,6 +560,27 @@ class SQLiteCodeStore:
                 batch,
             )
         return out
+
+    def symbol_rows_named(self, names: Sequence[str], hashes: Collection[str]) -> list[SymbolRow]:
+        # a name that is not UTF-8 cannot be bound, and no stored name is one (symbols are
+        # decoded text): it matches nothing
+        wanted = [n for n in dict.fromkeys(names) if is_utf8(n)]
+        keep = hashes if isinstance(hashes, (set, frozenset)) else set(hashes)
+        if not wanted or not keep:
+            return []
+        found: dict[int, tuple[Any, ...]] = {}
+        for batch in batched(wanted):
+            marks = qmarks(len(batch))
+            for row in fetch_decoded(
+                self._conn,
+                "SELECT id, content_hash, ord, qname, name, kind, start_line, end_line"
+                f" FROM code_symbols WHERE name IN ({marks}) OR qname IN ({marks})",
+                (*batch, *batch),
+            ):
+                if row[1] in keep:
+                    found[row[0]] = row
+        ordered = sorted(found.values(), key=lambda r: (r[1], r[2], r[0]))
+        return [(r[1], r[3], r[4], r[5], r[6], r[7]) for r in ordered]
 
     def symbols_named(self, names: Sequence[str], hashes: Collection[str]) -> list[SymbolHit]:
         wanted = list(dict.fromkeys(n for n in names if n))

@@ -11,7 +11,7 @@ database holds. Parts are ordered by content hash, then part index (ties keep th
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 
@@ -223,6 +223,43 @@ class SymbolCatalog:
         return out
 
 
+class TreeSymbols:
+    """Exact symbol lookups of one tree: the store's name indexes for the first lookups
+    (:attr:`LOOKUPS`), the tree's :class:`SymbolCatalog` after.
+
+    Reading a tree's every symbol for the catalog costs a large tree's first query about a
+    second (400,000 rows); a lookup by the name indexes costs milliseconds, but does not
+    stay in memory and reads the names' symbols of every tree. A command-line query (one
+    process, one question) looks names up once or twice; a process's later queries, and a
+    server's warm-up, build the catalog. Both answer alike: the symbols of the contents
+    asked for whose name or qualified name is one of the names, each once, by content hash
+    and symbol order.
+    """
+
+    #: lookups by the store before the catalog is built
+    LOOKUPS = 2
+
+    def __init__(
+        self, code: CodeStore, catalog: Callable[[], SymbolCatalog], built: Callable[[], bool]
+    ) -> None:
+        """``catalog()``: the tree's catalog, built on first use; ``built()``: whether it
+        is built yet."""
+        self._code = code
+        self._catalog = catalog
+        self._built = built
+        self._lookups = 0
+
+    def symbols_named(self, names: Sequence[str], hashes: Collection[str]) -> list[SymbolHit]:
+        """See :meth:`SymbolCatalog.symbols_named`."""
+        if self._lookups >= self.LOOKUPS or self._built():
+            return self._catalog().symbols_named(names, hashes)
+        self._lookups += 1
+        return [
+            SymbolHit(digest, qname, name, _SYMBOL_KINDS[kind], start, end, 0.0)
+            for digest, qname, name, kind, start, end in self._code.symbol_rows_named(names, hashes)
+        ]
+
+
 class _NameIndex:
     """The rows of a column of names by name: the names' hashes sorted (numpy), a name's
     rows the ones whose hash is the name's and whose name is the name."""
@@ -246,4 +283,4 @@ class _NameIndex:
 _SYMBOL_KINDS: dict[str, SymbolKind] = {k.value: k for k in SymbolKind}
 
 
-__all__ = ("PartIndex", "RankedPart", "SymbolCatalog")
+__all__ = ("PartIndex", "RankedPart", "SymbolCatalog", "TreeSymbols")
