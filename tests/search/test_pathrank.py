@@ -260,3 +260,27 @@ def test_corpus_stats_count_each_file_once_per_field(paths: list[str]) -> None:
     assert stats.n_docs == len(paths)
     assert [{t: n for t, n in df.items() if n} for df in stats.df] == dfs
     assert stats.avgdl == tuple(lengths[f] / len(paths) if paths else 0.0 for f in range(3))
+
+
+def _word_tokens_one_by_one(text: str) -> list[str]:
+    """word_tokens as its doc says, without its per-word cache."""
+    import re
+
+    out: list[str] = []
+    for word in re.findall(r"\w+", text):
+        if word.isascii():
+            found = re.findall(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+", word)
+            parts = [p.lower() for p in found]
+        else:
+            parts = [p.lower() for p in word.split("_") if p]
+        out.extend(parts)
+        if len(parts) > 1:
+            out.append("".join(parts))
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="aAbBzZ09_-/. é日\n", max_size=40))
+def test_word_tokens_of_cached_words_are_those_of_each_word(text: str) -> None:
+    assert word_tokens(text) == _word_tokens_one_by_one(text)
+    assert word_tokens(text) == _word_tokens_one_by_one(text)  # again, from the cache

@@ -334,7 +334,7 @@ def test_whole_tree_reads_keep_non_utf8_names(store: AnyStore) -> None:
     assert store.node_by_path("t", odd) is not None  # the connection decodes as before
 
 
-def test_file_signatures_and_directory_paths_are_what_the_node_reads_hold(
+def test_file_nodes_signatures_and_directories_are_what_the_node_reads_hold(
     store: AnyStore,
 ) -> None:
     """What a freshness check reads (a tree's file signatures and its directories), two
@@ -347,10 +347,14 @@ def test_file_signatures_and_directory_paths_are_what_the_node_reads_hold(
     assert signatures[odd] == f"sig-{odd}"
     dirs = [n.path for n in store.subtree("t") if n.type is NodeType.DIRECTORY]
     assert store.directory_paths("t") == dirs == ["", "b", "b/c", "d\udcff"]
+    assert store.file_nodes("t") == [n for n in store.subtree("t") if n.is_file]
+    assert [n.path for n in store.file_nodes("t")] == ["a.txt", "b/c/d.txt", "b/e.txt", odd]
     with pytest.raises(TreeNotFound):
         store.file_signatures("nope")
     with pytest.raises(TreeNotFound):
         store.directory_paths("nope")
+    with pytest.raises(TreeNotFound):
+        store.file_nodes("nope")
 
 
 def test_fetch_decoded_reads_again_with_the_factory_when_text_is_not_utf8() -> None:

@@ -117,6 +117,10 @@ class Store(Protocol):
     def subtree(self, tree: str, path: str = "") -> Iterator[Node]:
         """All nodes under ``path`` (inclusive), by a materialized-path range read."""
 
+    def file_nodes(self, tree: str) -> list[Node]:
+        """The tree's file nodes, in path order: :meth:`subtree`'s files, without reading
+        the directories."""
+
     def file_states(self, tree: str) -> dict[str, FileState]:
         """path -> FileState for every file node (for incremental indexing)."""
 

@@ -948,6 +948,15 @@ class PostgresStore:
                 ).fetchall()
         return (_row_to_node(r) for r in rows)
 
+    def file_nodes(self, tree: str) -> list[Node]:
+        with self._connection() as conn:
+            tree_id = self._tree_id(conn, tree)
+            rows = conn.execute(
+                f"SELECT {_NODE_COLUMNS} FROM nodes WHERE tree_id = %s AND type = %s ORDER BY path",
+                (tree_id, NodeType.FILE.value),
+            ).fetchall()
+        return [_row_to_node(r) for r in rows]
+
     def file_states(self, tree: str) -> dict[str, FileState]:
         with self._connection() as conn:
             tree_id = self._tree_id(conn, tree)

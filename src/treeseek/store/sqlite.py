@@ -827,6 +827,16 @@ class SQLiteStore:
             )
         return (_row_to_node(r) for r in rows)
 
+    def file_nodes(self, tree: str) -> list[Node]:
+        conn = self._conn()
+        tree_id = self._tree_id(conn, tree)
+        rows = fetch_decoded(
+            conn,
+            f"SELECT {_NODE_COLUMNS} FROM nodes WHERE tree_id = ? AND type = ? ORDER BY path",
+            (tree_id, NodeType.FILE.value),
+        )
+        return [_row_to_node(r) for r in rows]
+
     def file_states(self, tree: str) -> dict[str, FileState]:
         conn = self._conn()
         tree_id = self._tree_id(conn, tree)

@@ -400,7 +400,7 @@ class FlatRetriever(Retriever):
 
     @staticmethod
     def _load_tree_files(ctx: SearchContext) -> _TreeFiles:
-        nodes = {n.path: n for n in ctx.store.subtree(ctx.tree.name, "") if n.is_file}
+        nodes = {n.path: n for n in ctx.store.file_nodes(ctx.tree.name)}
         hash_by_path = {p: h for p, n in nodes.items() if (h := code_content(p, n.content_hash))}
         language = {p: language_for_path(p) for p in nodes}
         names = TreeNames.build(list(nodes))
