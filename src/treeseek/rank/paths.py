@@ -147,19 +147,22 @@ class PathCorpusStats:
         base_df: Counter[str] = Counter()
         parent_df: Counter[str] = Counter()
         lengths = [0, 0, 0]
+        #: each distinct basename's / parent's distinct tokens
+        distinct: tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]] = ({}, {})
         for names, df, f in ((bases, base_df, 0), (parents, parent_df, 1)):
             for name, count in names.items():
                 toks = _name_tokens(name)
                 lengths[f] += count * len(toks)
-                for t in set(toks):
+                terms = distinct[f][name] = frozenset(toks)
+                for t in terms:
                     df[t] += count
         lengths[2] = lengths[0] + lengths[1]  # a path's tokens: its parent's, its basename's
         path_df = Counter(parent_df)
-        parent_sets = {parent: frozenset(_name_tokens(parent)) for parent in parents}
+        base_terms, parent_terms = distinct
         for base, parent, _ in fields:
-            own = _name_tokens(base)
-            if own:
-                path_df.update(set(own).difference(parent_sets[parent]))
+            extra = base_terms[base] - parent_terms[parent]
+            if extra:
+                path_df.update(extra)
         avg = tuple(lengths[f] / n if n else 0.0 for f in range(3))
         return cls(n, (base_df, parent_df, path_df), (avg[0], avg[1], avg[2]))
 
