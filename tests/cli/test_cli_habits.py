@@ -3,6 +3,7 @@ or a bare repository given to `index`, freshness, and `watch`."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import shutil
@@ -10,13 +11,16 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 import treeseek
 from treeseek.cli.app import load_commands
+from treeseek.cli.common import ONE_SHOT_GC
 from treeseek.config import load_config, resolve_db_path
+from treeseek.database import Database
 from treeseek.errors import ConfigError
 from treeseek.trees.pathlist import PathListBuilder
 
@@ -402,3 +406,30 @@ def test_a_question_given_twice_is_told_not_both(project: Path, tmp_path: Path) 
     assert both.exit_code == 2 and "not both" in both.output, both.output
     neither = runner.invoke(app, ["query", "project", "--db", db])
     assert neither.exit_code == 2 and "--question-file" in neither.output, neither.output
+
+
+def test_a_query_collects_garbage_less_often_and_restores_the_thresholds(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A command-line query builds its tree's tables under fewer collections
+    (ONE_SHOT_GC), and the process's thresholds are what they were after it, even when the
+    query fails."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
+    monkeypatch.chdir(tmp_path)
+    db = ["--db", str(tmp_path / "q.db")]
+    assert CliRunner().invoke(app, ["index", str(project), "--name", "p", *db]).exit_code == 0
+    seen: list[tuple[int, ...]] = []
+    query = Database.query
+
+    def spy(self: Database, *args: Any, **kwargs: Any) -> Any:
+        seen.append(gc.get_threshold())
+        return query(self, *args, **kwargs)
+
+    monkeypatch.setattr(Database, "query", spy)
+    before = gc.get_threshold()
+    assert before != ONE_SHOT_GC
+    result = CliRunner().invoke(app, ["query", "p", "backoff attempt", *db])
+    assert result.exit_code == 0, result.output
+    assert seen == [ONE_SHOT_GC] and gc.get_threshold() == before
+    result = CliRunner().invoke(app, ["query", "nosuchtree", "backoff", *db])
+    assert result.exit_code == 1 and gc.get_threshold() == before

@@ -15,6 +15,7 @@ import treeseek
 from treeseek.code.model import ChunkType, EdgeType, FileCodeIndex, Symbol, SymbolKind
 from treeseek.database import Database
 from treeseek.index.code_hook import CodeIndexHook, prepare_code
+from treeseek.search.flat.parts import SymbolCatalog, TreeSymbols
 from treeseek.store import CodeStore, CodeWriter
 from treeseek.store.code_base import VectorKey
 from treeseek.text.tokens import code_tokens
@@ -106,6 +107,21 @@ def test_part_terms_count_the_tokens_of_each_chunk_and_symbol(db: Database, repo
     symbols = code.part_terms("symbols", [digest])[digest]
     assert len(symbols) == len(code.symbols(digest))
     assert code.part_terms("chunks", ["no-such-hash"]) == {}
+
+
+def test_part_term_blobs_are_the_part_terms_as_stored(db: Database, repo: Path) -> None:
+    db.index(repo, name="demo")
+    code = db.store.code()
+    hashes = set(_hashes(db, "demo").values()) | {"no-such-hash"}
+    for layer in ("chunks", "symbols"):
+        parts = code.part_terms(layer, hashes)
+        blobs = code.part_term_blobs(layer, hashes)
+        assert sorted(r[0] for r in blobs) == sorted(parts) and parts
+        for digest, *arrays in blobs:
+            want = parts[digest]
+            for blob, field in zip(arrays, ("lengths", "sizes", "term_ids", "counts"), strict=True):
+                assert bytes(blob) == getattr(want, field).tobytes(), field
+    assert code.part_term_blobs("chunks", []) == []
 
 
 def test_chunk_spans_are_positions_in_chunk_order(db: Database, repo: Path) -> None:
@@ -268,6 +284,77 @@ def test_symbol_heads_are_the_symbols_without_their_text(db: Database, repo: Pat
         assert [(h.qname, h.name, h.kind, h.start_line, h.end_line) for h in found] == [
             (s.qname, s.name, s.kind, s.start_line, s.end_line) for s in code.symbols(digest)
         ]
+
+
+def test_symbol_rows_are_the_symbol_heads_as_plain_rows(db: Database, repo: Path) -> None:
+    db.index(repo, name="demo")
+    code = db.store.code()
+    hashes = set(_hashes(db, "demo").values())
+    heads = code.symbol_heads(hashes)
+    rows = sorted(code.symbol_rows(hashes), key=lambda r: r[0])  # stable: symbol order kept
+    assert rows == [
+        (h.content_hash, h.qname, h.name, h.kind.value, h.start_line, h.end_line)
+        for digest in sorted(heads)
+        for h in heads[digest]
+    ]
+    assert code.symbol_rows(set()) == []
+
+
+def _tree_symbols(
+    code: CodeStore, catalog: SymbolCatalog
+) -> tuple[TreeSymbols, list[SymbolCatalog]]:
+    """Lookups of a tree whose catalog is ``catalog``, and the catalogs it built."""
+    built: list[SymbolCatalog] = []
+
+    def build() -> SymbolCatalog:
+        built.append(catalog)
+        return catalog
+
+    return TreeSymbols(code, build, lambda: bool(built)), built
+
+
+def test_the_symbol_catalog_finds_what_the_symbol_heads_hold(db: Database, repo: Path) -> None:
+    """The catalog (rows and hashed names) answers as a dict of every head by name did:
+    each symbol named by its name or qualified name once, by content hash and symbol order,
+    of the contents asked for."""
+    (repo / "app" / "more.py").write_text(
+        "class UserProfile:\n    def display_name(self):\n        return ''\n\n\n"
+        "def load_profile():\n    return None\n"
+    )
+    db.index(repo, name="demo")
+    code = db.store.code()
+    by_path = _hashes(db, "demo")
+    hashes = set(by_path.values())
+    heads = code.symbol_heads(hashes)
+    catalog = SymbolCatalog(code.symbol_rows(hashes))
+    assert catalog.contents == heads.keys()
+    names = ["display_name", "UserProfile.display_name", "load_profile", "nothing", "UserProfile"]
+    some = {by_path["app/models.py"], by_path["app/views.py"]}
+    for keep in (hashes, some, set()):
+        want = [
+            h.hit()
+            for digest in sorted(heads)
+            for h in heads[digest]
+            if (h.name in names or h.qname in names) and digest in keep
+        ]
+        assert catalog.symbols_named(names, keep) == want
+        assert catalog.symbols_named(list(reversed(names)), list(keep)) == want
+        rows = code.symbol_rows_named([*names, "bad\udcff"], keep)  # a name not UTF-8: none
+        assert [(h.content_hash, h.qname, h.name, h.kind.value, h.start_line, h.end_line)
+                for h in want] == rows  # fmt: skip
+        # the first lookups by the store, the later ones by the catalog: the same answers
+        symbols, built = _tree_symbols(code, catalog)
+        for _ in range(TreeSymbols.LOOKUPS + 1):
+            assert symbols.symbols_named(names, keep) == want
+        assert built == [catalog]
+    assert len(catalog.symbols_named(["display_name"], hashes)) == 2
+    for digest, found in heads.items():
+        assert [catalog.qname(digest, i) for i in range(len(found) + 1)] == [
+            *(h.qname for h in found),
+            None,
+        ]
+    assert catalog.qname("0" * 64, 0) is None
+    assert SymbolCatalog([]).symbols_named(names, hashes) == []
 
 
 def test_import_refs_are_the_import_edges_as_written(db: Database, repo: Path) -> None:

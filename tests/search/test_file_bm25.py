@@ -436,3 +436,48 @@ def test_scopes_kept_across_queries_answer_as_fresh_ones(db: Database, repo: Pat
         assert [f.score for f in kept.files] == [f.score for f in fresh.files], cfg
     prefixes = {f.path.split("/")[0] for f in kept.files}
     assert {"app", "web"} <= prefixes
+
+
+def _postings(docs: list[dict[int, int]], idf: Any) -> BM25Postings:
+    return BM25Postings(
+        np.array([sum(d.values()) for d in docs], dtype=np.float64),
+        np.array([len(d) for d in docs], dtype=np.int64),
+        np.array([t for d in docs for t in d], dtype=np.uint32),
+        np.array([c for d in docs for c in d.values()], dtype=np.uint32),
+        idf=idf,
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    _CORPUS,
+    st.dictionaries(st.integers(-1, 45), st.integers(1, 3), max_size=6),
+    st.lists(st.integers(-1, 45), max_size=8),
+    st.sampled_from(["bm25", "fts5"]),
+)
+def test_scanning_and_inverted_postings_answer_alike_to_the_bit(
+    docs: list[dict[int, int]], query: dict[int, int], ids: list[int], idf: Any
+) -> None:
+    """The first reads scan the postings as given, later ones read them grouped by term:
+    document frequencies, scores and coverage are the same to the bit either way."""
+    scanning, inverted = _postings(docs, idf), _postings(docs, idf)
+    scanning.SCANS = 10  # every read below scans until invert()
+    inverted.invert()
+    terms = np.array(ids, dtype=np.int64)
+    assert np.array_equal(scanning.doc_freqs(terms), inverted.doc_freqs(terms))
+    assert np.array_equal(scanning.score(query), inverted.score(query))
+    assert np.array_equal(scanning.coverage(terms), inverted.coverage(terms))
+    assert np.array_equal(scanning.score(query), inverted.score(query))
+    assert not scanning.inverted
+    scanning.invert()
+    assert np.array_equal(scanning.coverage(terms), inverted.coverage(terms))
+
+
+def test_the_first_reads_scan_and_a_later_one_inverts() -> None:
+    index = _postings([{1: 2, 3: 1}, {3: 4}, {}, {2: 1, 1: 1}], "fts5")
+    assert index.doc_freqs(np.array([1, 3, 3, 7, -1], dtype=np.int64)).tolist() == [2, 2, 2, 0, 0]
+    scanned = index.score({1: 1, 3: 2})
+    assert not index.inverted  # BM25Postings.SCANS reads scanned
+    assert index.score({1: 1, 3: 2}).tolist() == scanned.tolist()
+    assert index.inverted
+    assert index.df.tolist() == [2, 1, 2]  # the inverted arrays

@@ -237,3 +237,50 @@ def test_field_tokens_are_each_fields_own_word_tokens(parts: list[str]) -> None:
         tuple(word_tokens(parent)),
         tuple(word_tokens(full)),
     )
+
+
+_SEGMENT = st.sampled_from(
+    ["lib", "query", "Query", "utils", "a.b", "x_y", "é", "q2", "", "lib.py"]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(_SEGMENT, min_size=1, max_size=4).map("/".join), max_size=30))
+def test_corpus_stats_count_each_file_once_per_field(paths: list[str]) -> None:
+    """Counted by distinct basename and parent, the statistics are those of counting every
+    file's three fields one by one (a term once per file and field)."""
+    stats = PathCorpusStats.from_paths(paths)
+    dfs: list[dict[str, int]] = [{}, {}, {}]
+    lengths = [0, 0, 0]
+    for p in paths:
+        for f, toks in enumerate(field_tokens(p)):
+            lengths[f] += len(toks)
+            for t in set(toks):
+                dfs[f][t] = dfs[f].get(t, 0) + 1
+    assert stats.n_docs == len(paths)
+    assert [{t: n for t, n in df.items() if n} for df in stats.df] == dfs
+    assert stats.avgdl == tuple(lengths[f] / len(paths) if paths else 0.0 for f in range(3))
+
+
+def _word_tokens_one_by_one(text: str) -> list[str]:
+    """word_tokens as its doc says, without its per-word cache."""
+    import re
+
+    out: list[str] = []
+    for word in re.findall(r"\w+", text):
+        if word.isascii():
+            found = re.findall(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+", word)
+            parts = [p.lower() for p in found]
+        else:
+            parts = [p.lower() for p in word.split("_") if p]
+        out.extend(parts)
+        if len(parts) > 1:
+            out.append("".join(parts))
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="aAbBzZ09_-/. é日\n", max_size=40))
+def test_word_tokens_of_cached_words_are_those_of_each_word(text: str) -> None:
+    assert word_tokens(text) == _word_tokens_one_by_one(text)
+    assert word_tokens(text) == _word_tokens_one_by_one(text)  # again, from the cache

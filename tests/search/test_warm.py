@@ -15,7 +15,7 @@ from treeseek.search.caches import tree_key
 from treeseek.search.flat import flat as flat_module
 from treeseek.search.flat.file_bm25 import FileBM25Index
 from treeseek.search.flat.import_graph import ImportResolver
-from treeseek.search.flat.parts import PartIndex, SymbolCatalog
+from treeseek.search.flat.parts import PartIndex, SymbolCatalog, TreeSymbols
 from treeseek.search.flat.understanding import MentionResolver
 
 FILES = {
@@ -123,10 +123,16 @@ def test_a_query_after_warm_builds_nothing(repo: Path, builds: Counter[str]) -> 
 
 
 def test_without_warm_the_first_query_builds_them(repo: Path, builds: Counter[str]) -> None:
-    """The other side of the test above: the spies see what a cold query builds."""
+    """The other side of the test above: the spies see what a cold query builds. The
+    symbol catalog waits: the first lookups go to the store's name indexes (TreeSymbols),
+    a later one builds it (each of these queries looks names up)."""
+    everything = {f"{o.__name__}.{a}" for o, a in BUILDERS}
     with treeseek.open(repo) as db:
         db.query("shop", QUESTION, k=5)
-    assert set(builds) == {f"{o.__name__}.{a}" for o, a in BUILDERS}
+        assert set(builds) == everything - {"SymbolCatalog.__init__"}
+        for _ in range(TreeSymbols.LOOKUPS):
+            db.query("shop", QUESTION, k=5)
+        assert set(builds) == everything
 
 
 def test_warm_changes_no_answer(repo: Path) -> None:
@@ -171,3 +177,23 @@ def test_a_document_tree_has_nothing_to_warm(tmp_path: Path) -> None:
 def test_warm_of_a_missing_tree_says_so(repo: Path) -> None:
     with treeseek.open(repo) as db, pytest.raises(treeseek.TreeNotFound):
         db.warm("nope")
+
+
+def test_warm_inverts_the_bm25_postings_a_cold_query_scans(repo: Path) -> None:
+    """A first query scans the postings as stored (cheaper than grouping them by term for
+    one question); a warmed tree has them inverted already, so no later query pays that."""
+    with treeseek.open(repo) as db:
+        db.query("shop", QUESTION, k=5)
+        files = db.caches.peek(flat_module.TREE_FILES, db.tree("shop"))
+        assert files is not None and files.chunk_index is not None
+        assert files.file_index is not None and files.file_index.index is not None
+        assert not files.chunk_index.postings.inverted
+        assert not files.file_index.index.inverted
+    with treeseek.open(repo) as db:
+        db.warm("shop")
+        files = db.caches.peek(flat_module.TREE_FILES, db.tree("shop"))
+        assert files is not None and files.chunk_index is not None
+        assert files.symbol_index is not None and files.file_index is not None
+        assert files.file_index.index is not None
+        assert files.chunk_index.postings.inverted and files.symbol_index.postings.inverted
+        assert files.file_index.index.inverted

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from treeseek.errors import NodeNotFound, SchemaError, StoreError, TreeNotFound
-from treeseek.store._sql import BATCH
+from treeseek.store._sql import BATCH, fetch_decoded
 from treeseek.store.base import Store, TreeWriter
 from treeseek.store.migrations import MIGRATIONS, Migration, split_statements
 from treeseek.store.postgres import PostgresStore
@@ -319,6 +319,63 @@ def test_non_utf8_paths_round_trip_and_range_read(store: AnyStore) -> None:
     assert node is not None and node.path == odd
     assert [n.path for n in store.subtree("t", odd.split("/")[0])] == [odd.split("/")[0], odd]
     assert set(store.nodes_by_paths("t", [odd, "d/plain.txt"])) == {odd, "d/plain.txt"}
+
+
+def test_whole_tree_reads_keep_non_utf8_names(store: AnyStore) -> None:
+    """The bulk reads decode text in C and read again with the surrogate-escaping decoder
+    when a name is not UTF-8: the names come back as written either way."""
+    odd = b"d\xff/f\xe9.txt".decode("utf-8", "surrogateescape")
+    _tree(store, "t", {odd: b"x\n", "\u00e9/plain.txt": b"y\n"})
+    _tree(store, "u", {"\u00e9/plain.txt": b"y\n"})
+    want = ["", "d\udcff", odd, "\u00e9", "\u00e9/plain.txt"]
+    assert sorted(n.path for n in store.subtree("t")) == sorted(want)
+    assert set(store.file_states("t")) == {odd, "\u00e9/plain.txt"}
+    assert sorted(n.path for n in store.subtree("u")) == ["", "\u00e9", "\u00e9/plain.txt"]
+    assert store.node_by_path("t", odd) is not None  # the connection decodes as before
+
+
+def test_file_nodes_signatures_and_directories_are_what_the_node_reads_hold(
+    store: AnyStore,
+) -> None:
+    """What a freshness check reads (a tree's file signatures and its directories), two
+    columns each, agrees with file_states and subtree: values, order, odd names."""
+    odd = b"d\xff/f\xe9.txt".decode("utf-8", "surrogateescape")
+    _tree(store, "t", {odd: b"x\n", "b/c/d.txt": b"y\n", "a.txt": None, "b/e.txt": b"z\n"})
+    states = store.file_states("t")
+    signatures = store.file_signatures("t")
+    assert list(signatures.items()) == [(p, s.signature) for p, s in states.items()]
+    assert signatures[odd] == f"sig-{odd}"
+    dirs = [n.path for n in store.subtree("t") if n.type is NodeType.DIRECTORY]
+    assert store.directory_paths("t") == dirs == ["", "b", "b/c", "d\udcff"]
+    assert store.file_nodes("t") == [n for n in store.subtree("t") if n.is_file]
+    assert [n.path for n in store.file_nodes("t")] == ["a.txt", "b/c/d.txt", "b/e.txt", odd]
+    with pytest.raises(TreeNotFound):
+        store.file_signatures("nope")
+    with pytest.raises(TreeNotFound):
+        store.directory_paths("nope")
+    with pytest.raises(TreeNotFound):
+        store.file_nodes("nope")
+
+
+def test_fetch_decoded_reads_again_with_the_factory_when_text_is_not_utf8() -> None:
+    conn = sqlite3.connect(":memory:")
+    calls: list[bytes] = []
+
+    def factory(raw: bytes) -> str:
+        calls.append(raw)
+        return raw.decode("utf-8", "surrogateescape")
+
+    conn.text_factory = factory
+    conn.execute("CREATE TABLE t (x TEXT)")
+    conn.execute("INSERT INTO t VALUES ('pl\u00e4in')")
+    assert fetch_decoded(conn, "SELECT x FROM t") == [("pl\u00e4in",)]
+    assert calls == [] and conn.text_factory is factory  # decoded by sqlite3's str
+    conn.execute("INSERT INTO t VALUES (CAST(? AS TEXT))", (b"bad\xff",))
+    assert fetch_decoded(conn, "SELECT x FROM t ORDER BY x") == [("bad\udcff",), ("pl\u00e4in",)]
+    assert calls == [b"bad\xff", "pl\u00e4in".encode()] and conn.text_factory is factory
+    with pytest.raises(sqlite3.OperationalError, match="no such table"):
+        fetch_decoded(conn, "SELECT x FROM missing")
+    assert conn.text_factory is factory
 
 
 def test_copy_tree_shares_contents(store: AnyStore) -> None:

@@ -30,6 +30,7 @@ from treeseek.cli.common import (
     display_markup,
     display_path,
     display_text,
+    fewer_collections,
     open_database,
     out_console,
     print_json,
@@ -343,7 +344,8 @@ def query_command(
     deadline = defaults.get("deadline", deadline)
     navigator = navigator_from_spec(llm, config=settings.get("llm"))
     budgeted = budget is not None or disclose is not None
-    with open_database(db) as database:  # the Python API's query: same defaults, same checks
+    # the Python API's query: same defaults, same checks
+    with fewer_collections(), open_database(db) as database:
         result = database.query(
             tree,
             text,

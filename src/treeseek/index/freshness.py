@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from treeseek.store.base import Store
-from treeseek.trees.model import NodeType, TreeInfo, TreeSource
+from treeseek.trees.model import TreeInfo, TreeSource
 
 #: at most this many paths of each kind are listed (the counts are exact)
 SHOWN_PATHS = 20
@@ -98,9 +98,7 @@ class TreeLayout:
 
 def tree_layout(store: Store, info: TreeInfo) -> TreeLayout:
     """The stored layout of ``info``'s version (see :class:`TreeLayout`)."""
-    files = {path: state.signature for path, state in store.file_states(info.name).items()}
-    dirs = [n.path for n in store.subtree(info.name, "") if n.type is NodeType.DIRECTORY]
-    return TreeLayout(files, dirs)
+    return TreeLayout(store.file_signatures(info.name), store.directory_paths(info.name))
 
 
 def _signature(st: os.stat_result) -> str:

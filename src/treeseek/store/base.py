@@ -117,8 +117,21 @@ class Store(Protocol):
     def subtree(self, tree: str, path: str = "") -> Iterator[Node]:
         """All nodes under ``path`` (inclusive), by a materialized-path range read."""
 
+    def file_nodes(self, tree: str) -> list[Node]:
+        """The tree's file nodes, in path order: :meth:`subtree`'s files, without reading
+        the directories."""
+
     def file_states(self, tree: str) -> dict[str, FileState]:
         """path -> FileState for every file node (for incremental indexing)."""
+
+    def file_signatures(self, tree: str) -> dict[str, str]:
+        """path -> signature ("" when not recorded) of every file node, in the order of
+        :meth:`file_states`: what a freshness check compares with the disk, without an
+        object per file."""
+
+    def directory_paths(self, tree: str) -> list[str]:
+        """The paths of the tree's directories ("" for the root), in path order (those of
+        :meth:`subtree`), without a node per directory."""
 
     # -- contents ------------------------------------------------------------------------
     def content(self, tree: str, node_id: str) -> bytes | None:

@@ -106,6 +106,15 @@ class SymbolHead(NamedTuple):
         )
 
 
+#: a content's part term row as stored: ``(content hash, lengths, sizes, term_ids, counts)``,
+#: each array as its bytes (uint32, machine order: what :class:`PartTerms` views)
+PartTermBlobs = tuple[str, bytes, bytes, bytes, bytes]
+
+#: a symbol as :meth:`CodeStore.symbol_rows` reads it: ``(content hash, qualified name, name,
+#: kind value, start line, end line)``, a plain row (no object of its own per symbol)
+SymbolRow = tuple[str, str, str, str, int, int]
+
+
 @dataclass(frozen=True, slots=True)
 class PreparedCode:
     """A file's layers, already tokenized where the file was parsed (a worker process), so
@@ -223,6 +232,16 @@ class CodeStore(Protocol):
         without signatures or docstrings: a tree's symbol catalog in one read (contents
         without symbols are absent)."""
 
+    def symbol_rows(self, hashes: Collection[str]) -> list[SymbolRow]:
+        """What :meth:`symbol_heads` reads, as plain rows (:data:`SymbolRow`), each content's
+        in symbol order: a whole tree's symbols in one read without an object per symbol
+        (:class:`~treeseek.search.flat.parts.SymbolCatalog`)."""
+
+    def symbol_rows_named(self, names: Sequence[str], hashes: Collection[str]) -> list[SymbolRow]:
+        """The rows of :meth:`symbol_rows` (of contents in ``hashes``) whose name or qualified
+        name is one of ``names``, each symbol once, by content hash, then symbol order: a
+        few names looked up by the name indexes, without reading a tree's every symbol."""
+
     def edges(self, content_hash: str) -> list[Edge]: ...
 
     def import_refs(self, hashes: Collection[str]) -> dict[str, list[str]]:
@@ -259,6 +278,11 @@ class CodeStore(Protocol):
     def part_terms(self, layer: PartLayer, hashes: Collection[str]) -> dict[str, PartTerms]:
         """The part term rows of ``layer`` of ``hashes`` (contents without parts are
         absent)."""
+
+    def part_term_blobs(self, layer: PartLayer, hashes: Collection[str]) -> list[PartTermBlobs]:
+        """:meth:`part_terms` as stored (:data:`PartTermBlobs`), in no particular order: a
+        whole tree's rows joined into one array per column with one copy, rather than an
+        array per row and column (~100,000 small arrays on a large tree)."""
 
     def vectors(
         self, model: str, kind: str, keys: Collection[VectorKey]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -32,15 +32,18 @@ from treeseek.code.model import (
     SymbolKind,
 )
 from treeseek.code.revisions import newest_revision, stale_paths
+from treeseek.store._sql import is_utf8
 from treeseek.store.code_base import (
     ChunkSpan,
     CodeFileInfo,
     FileTerms,
     PartLayer,
+    PartTermBlobs,
     PartTerms,
     PreparedCode,
     SymbolHead,
     SymbolHit,
+    SymbolRow,
     VectorKey,
 )
 from treeseek.store.migrations import POSTGRES_CODE_TABLES, last_part_sql
@@ -553,6 +556,15 @@ class PostgresCodeStore:
             for digest, lengths, sizes, ids, counts in rows
         }
 
+    def part_term_blobs(self, layer: PartLayer, hashes: Collection[str]) -> list[PartTermBlobs]:
+        with self._read() as conn, conn.cursor(binary=True) as cur:
+            rows = cur.execute(
+                "SELECT content_hash, lengths, sizes, term_ids, counts FROM code_part_terms"
+                " WHERE layer = %s AND content_hash = ANY(%s)",
+                (layer, list(hashes)),
+            ).fetchall()
+        return cast("list[PartTermBlobs]", rows)  # plain tuples; bytea reads as bytes
+
     def chunk_spans(self, hashes: Collection[str]) -> dict[str, list[ChunkSpan]]:
         out: dict[str, list[ChunkSpan]] = {}
         kinds = _CHUNK_TYPES
@@ -582,6 +594,29 @@ class PostgresCodeStore:
                 SymbolHead(digest, qname, name, kinds[kind], start, end)
             )
         return out
+
+    def symbol_rows(self, hashes: Collection[str]) -> list[SymbolRow]:
+        with self._read() as conn, conn.cursor(binary=True) as cur:
+            rows = cur.execute(
+                "SELECT content_hash, qname, name, kind, start_line, end_line FROM code_symbols"
+                " WHERE content_hash = ANY(%s) ORDER BY content_hash, ord",
+                (list(hashes),),
+            ).fetchall()
+        return cast("list[SymbolRow]", rows)  # plain tuples (the default row factory)
+
+    def symbol_rows_named(self, names: Sequence[str], hashes: Collection[str]) -> list[SymbolRow]:
+        # a name that is not UTF-8 cannot be sent, and no stored name is one: it matches nothing
+        wanted = [n for n in dict.fromkeys(names) if is_utf8(n)]
+        keep = hashes if isinstance(hashes, (set, frozenset)) else set(hashes)
+        if not wanted or not keep:
+            return []
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT content_hash, qname, name, kind, start_line, end_line FROM code_symbols"
+                " WHERE name = ANY(%s) OR qname = ANY(%s) ORDER BY content_hash, ord",
+                (wanted, wanted),
+            ).fetchall()
+        return [cast("SymbolRow", r) for r in rows if r[0] in keep]
 
     def symbols_named(self, names: Sequence[str], hashes: Collection[str]) -> list[SymbolHit]:
         wanted = list(dict.fromkeys(n for n in names if n))

@@ -50,16 +50,18 @@ from treeseek.code.model import (
 )
 from treeseek.code.revisions import newest_revision, stale_paths
 from treeseek.errors import StoreError
-from treeseek.store._sql import batched, qmarks
+from treeseek.store._sql import batched, fetch_decoded, is_utf8, qmarks
 from treeseek.store.code_base import (
     ChunkSpan,
     CodeFileInfo,
     FileTerms,
     PartLayer,
+    PartTermBlobs,
     PartTerms,
     PreparedCode,
     SymbolHead,
     SymbolHit,
+    SymbolRow,
     VectorKey,
 )
 from treeseek.store.failures import translate_failures
@@ -533,6 +535,18 @@ class SQLiteCodeStore:
                 )
         return out
 
+    def part_term_blobs(self, layer: PartLayer, hashes: Collection[str]) -> list[PartTermBlobs]:
+        out: list[PartTermBlobs] = []
+        conn = self._conn
+        for batch in batched(list(hashes)):
+            out += fetch_decoded(
+                conn,
+                "SELECT content_hash, lengths, sizes, term_ids, counts FROM code_part_terms"
+                f" WHERE layer = ? AND content_hash IN ({qmarks(len(batch))})",
+                (layer, *batch),
+            )
+        return out
+
     def chunk_spans(self, hashes: Collection[str]) -> dict[str, list[ChunkSpan]]:
         out: dict[str, list[ChunkSpan]] = {}
         kinds = _CHUNK_TYPES  # a dict lookup: the enum call costs more over a tree's rows
@@ -553,7 +567,8 @@ class SQLiteCodeStore:
         kinds = _SYMBOL_KINDS
         conn = self._conn
         for batch in batched(list(hashes)):
-            for digest, qname, name, kind, start, end in conn.execute(
+            for digest, qname, name, kind, start, end in fetch_decoded(
+                conn,
                 "SELECT content_hash, qname, name, kind, start_line, end_line FROM code_symbols"
                 f" WHERE content_hash IN ({qmarks(len(batch))}) ORDER BY content_hash, ord",
                 batch,
@@ -562,6 +577,39 @@ class SQLiteCodeStore:
                     SymbolHead(digest, qname, name, kinds[kind], start, end)
                 )
         return out
+
+    def symbol_rows(self, hashes: Collection[str]) -> list[SymbolRow]:
+        out: list[SymbolRow] = []
+        conn = self._conn
+        for batch in batched(sorted(hashes)):
+            out += fetch_decoded(
+                conn,
+                "SELECT content_hash, qname, name, kind, start_line, end_line FROM code_symbols"
+                f" WHERE content_hash IN ({qmarks(len(batch))}) ORDER BY content_hash, ord",
+                batch,
+            )
+        return out
+
+    def symbol_rows_named(self, names: Sequence[str], hashes: Collection[str]) -> list[SymbolRow]:
+        # a name that is not UTF-8 cannot be bound, and no stored name is one (symbols are
+        # decoded text): it matches nothing
+        wanted = [n for n in dict.fromkeys(names) if is_utf8(n)]
+        keep = hashes if isinstance(hashes, (set, frozenset)) else set(hashes)
+        if not wanted or not keep:
+            return []
+        found: dict[int, tuple[Any, ...]] = {}
+        for batch in batched(wanted):
+            marks = qmarks(len(batch))
+            for row in fetch_decoded(
+                self._conn,
+                "SELECT id, content_hash, ord, qname, name, kind, start_line, end_line"
+                f" FROM code_symbols WHERE name IN ({marks}) OR qname IN ({marks})",
+                (*batch, *batch),
+            ):
+                if row[1] in keep:
+                    found[row[0]] = row
+        ordered = sorted(found.values(), key=lambda r: (r[1], r[2], r[0]))
+        return [(r[1], r[3], r[4], r[5], r[6], r[7]) for r in ordered]
 
     def symbols_named(self, names: Sequence[str], hashes: Collection[str]) -> list[SymbolHit]:
         wanted = list(dict.fromkeys(n for n in names if n))

@@ -948,6 +948,15 @@ class PostgresStore:
                 ).fetchall()
         return (_row_to_node(r) for r in rows)
 
+    def file_nodes(self, tree: str) -> list[Node]:
+        with self._connection() as conn:
+            tree_id = self._tree_id(conn, tree)
+            rows = conn.execute(
+                f"SELECT {_NODE_COLUMNS} FROM nodes WHERE tree_id = %s AND type = %s ORDER BY path",
+                (tree_id, NodeType.FILE.value),
+            ).fetchall()
+        return [_row_to_node(r) for r in rows]
+
     def file_states(self, tree: str) -> dict[str, FileState]:
         with self._connection() as conn:
             tree_id = self._tree_id(conn, tree)
@@ -961,6 +970,24 @@ class PostgresStore:
             path = _s(raw_path)
             out[path] = FileState(node_id, path, _s(signature) if signature else "", content_hash)
         return out
+
+    def file_signatures(self, tree: str) -> dict[str, str]:
+        with self._connection() as conn:
+            tree_id = self._tree_id(conn, tree)
+            rows = conn.execute(
+                "SELECT path, signature FROM nodes WHERE tree_id = %s AND type = %s",
+                (tree_id, NodeType.FILE.value),
+            ).fetchall()
+        return {_s(path): _s(signature) if signature else "" for path, signature in rows}
+
+    def directory_paths(self, tree: str) -> list[str]:
+        with self._connection() as conn:
+            tree_id = self._tree_id(conn, tree)
+            rows = conn.execute(
+                "SELECT path FROM nodes WHERE tree_id = %s AND type = %s ORDER BY path",
+                (tree_id, NodeType.DIRECTORY.value),
+            ).fetchall()
+        return [_s(r[0]) for r in rows]
 
     # -- contents ------------------------------------------------------------------------
     def content(self, tree: str, node_id: str) -> bytes | None:

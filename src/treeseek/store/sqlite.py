@@ -42,7 +42,7 @@ from treeseek.errors import (
     StoreError,
     TreeNotFound,
 )
-from treeseek.store._sql import batched, qmarks
+from treeseek.store._sql import batched, fetch_decoded, qmarks
 from treeseek.store.base import FileState
 from treeseek.store.check import StoreCheck, check_sqlite
 from treeseek.store.code_sqlite import SQLiteCodeStore
@@ -811,28 +811,63 @@ class SQLiteStore:
         conn = self._conn()
         tree_id = self._tree_id(conn, tree)
         if path == ROOT_PATH:
-            rows = conn.execute(
-                f"SELECT {_NODE_COLUMNS} FROM nodes WHERE tree_id = ? ORDER BY path", (tree_id,)
-            ).fetchall()
+            rows = fetch_decoded(
+                conn,
+                f"SELECT {_NODE_COLUMNS} FROM nodes WHERE tree_id = ? ORDER BY path",
+                (tree_id,),
+            )
         else:
             low, high = _prefix_range(path)
-            rows = conn.execute(
+            rows = fetch_decoded(
+                conn,
                 f"SELECT {_NODE_COLUMNS} FROM nodes WHERE tree_id = ? AND"
                 " (path = CAST(? AS TEXT) OR"
                 " (path >= CAST(? AS TEXT) AND path < CAST(? AS TEXT))) ORDER BY path",
                 (tree_id, _text_param(path), _text_param(low), _text_param(high)),
-            ).fetchall()
+            )
         return (_row_to_node(r) for r in rows)
+
+    def file_nodes(self, tree: str) -> list[Node]:
+        conn = self._conn()
+        tree_id = self._tree_id(conn, tree)
+        rows = fetch_decoded(
+            conn,
+            f"SELECT {_NODE_COLUMNS} FROM nodes WHERE tree_id = ? AND type = ? ORDER BY path",
+            (tree_id, NodeType.FILE.value),
+        )
+        return [_row_to_node(r) for r in rows]
 
     def file_states(self, tree: str) -> dict[str, FileState]:
         conn = self._conn()
         tree_id = self._tree_id(conn, tree)
-        rows = conn.execute(
+        rows = fetch_decoded(
+            conn,
             "SELECT node_id, path, signature, content_hash FROM nodes"
             " WHERE tree_id = ? AND type = ?",
             (tree_id, NodeType.FILE.value),
         )
         return {r[1]: FileState(r[0], r[1], r[2] or "", r[3]) for r in rows}
+
+    def file_signatures(self, tree: str) -> dict[str, str]:
+        conn = self._conn()
+        tree_id = self._tree_id(conn, tree)
+        # the read of file_states (the same index, so the same order), two columns
+        rows = fetch_decoded(
+            conn,
+            "SELECT path, signature FROM nodes WHERE tree_id = ? AND type = ?",
+            (tree_id, NodeType.FILE.value),
+        )
+        return {path: signature or "" for path, signature in rows}
+
+    def directory_paths(self, tree: str) -> list[str]:
+        conn = self._conn()
+        tree_id = self._tree_id(conn, tree)
+        rows = fetch_decoded(
+            conn,
+            "SELECT path FROM nodes WHERE tree_id = ? AND type = ? ORDER BY path",
+            (tree_id, NodeType.DIRECTORY.value),
+        )
+        return [r[0] for r in rows]
 
     # -- contents ------------------------------------------------------------------------
     def content(self, tree: str, node_id: str) -> bytes | None:

@@ -21,8 +21,9 @@ Two IDF variants:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -56,14 +57,57 @@ def group_by_id(
     return (keys & np.uint64(0xFFFFFFFF)).astype(np.intp), (keys >> np.uint64(32)).astype(np.uint32)
 
 
+class _Inverted(NamedTuple):
+    """The postings grouped by term (see :meth:`BM25Postings.invert`)."""
+
+    terms: npt.NDArray[np.uint32]  # distinct term ids, ascending
+    offsets: npt.NDArray[np.int64]  # each term's first posting (and the end)
+    df: npt.NDArray[np.int64]  # each term's document frequency
+    docs: npt.NDArray[np.int32]  # each posting's document (term order, then document order)
+    tf_factor: npt.NDArray[np.float64]  # each posting's term-frequency factor
+    idf: npt.NDArray[np.float64]  # each term's IDF
+
+
+class _Forward(NamedTuple):
+    """The postings as given, in document order: what a scan reads before inverting."""
+
+    term_ids: npt.NDArray[np.uint32]
+    counts: npt.NDArray[np.integer]
+    starts: npt.NDArray[np.int64]  # each document's first posting
+    max_id: int  # the largest term id (-1: no postings)
+
+
+class _Gathered(NamedTuple):
+    """The postings of some query terms, grouped by term in the query's order (only the
+    terms some document has): what scoring reads, from either layout."""
+
+    found: npt.NDArray[np.intp]  # positions in the query of the terms some document has
+    idf: npt.NDArray[np.float64]  # their IDF
+    counts: npt.NDArray[np.int64]  # their number of postings (document frequency)
+    docs: npt.NDArray[np.int32]  # the postings' documents: term by term, in document order
+    tf_factor: npt.NDArray[np.float64]  # the postings' term-frequency factors
+
+
 class BM25Postings:
     """BM25 (``k1``, ``b``) over documents given as parallel arrays.
 
     Document ``i`` has ``lengths[i]`` tokens and ``sizes[i]`` distinct terms, whose ids and
     counts are the next ``sizes[i]`` entries of ``term_ids`` / ``counts``. The per-posting
-    term-frequency factor ``tf (k1 + 1) / (tf + k1 (1 - b + b dl / avgdl))`` is computed once
-    here, so a query only multiplies it by its terms' weights.
+    term-frequency factor ``tf (k1 + 1) / (tf + k1 (1 - b + b dl / avgdl))`` multiplies each
+    term's weight.
+
+    Two layouts, one answer. Inverted (the postings sorted by term, factors computed once):
+    a read costs the postings of its terms. Building it sorts every posting, seconds on a
+    large tree (19 million postings: ~2 s), so the first :data:`SCANS` reads of an index
+    scan the postings as given instead (~0.1 s there: one table lookup per posting), and the
+    next read inverts (:meth:`invert`; a server's warm-up inverts at once). A scan computes
+    the same values with the same operations in the same order, so every result is the same
+    to the bit in both layouts.
     """
+
+    #: reads that scan the postings before one inverts them: a command-line query (one
+    #: process, one question) reads an index once or twice and never pays the sort
+    SCANS = 2
 
     def __init__(
         self,
@@ -78,40 +122,179 @@ class BM25Postings:
     ) -> None:
         self.size = len(lengths)
         self.lengths: npt.NDArray[np.float64] = np.asarray(lengths, dtype=np.float64)
+        self._idf_kind: Idf = idf
+        self._k1 = k1
         per_doc = np.asarray(sizes, np.int64)
-        doc_of = np.repeat(np.arange(self.size, dtype=np.int32), per_doc)
-        order, sorted_ids = group_by_id(np.asarray(term_ids, dtype=np.uint32))
-        starts = np.flatnonzero(np.diff(sorted_ids)) + 1
-        if len(sorted_ids):
-            starts = np.concatenate(([0], starts))
-        #: distinct term ids (ascending), their first posting and their document frequency
-        self.terms: npt.NDArray[np.uint32] = sorted_ids[starts]
-        self.offsets: npt.NDArray[np.int64] = np.append(starts, len(sorted_ids)).astype(np.int64)
-        self.df: npt.NDArray[np.int64] = np.diff(self.offsets)
-        self.docs: npt.NDArray[np.int32] = doc_of[order]
+        ids = np.asarray(term_ids, dtype=np.uint32)
+        starts = np.zeros(self.size, dtype=np.int64)
+        if self.size > 1:
+            np.cumsum(per_doc[:-1], out=starts[1:])
+        self._per_doc = per_doc
+        self._forward: _Forward | None = _Forward(
+            ids, counts, starts, int(ids.max()) if len(ids) else -1
+        )
         total = float(self.lengths.sum())
         self.avgdl = total / self.size if self.size and total > 0 else 1.0
-        norm = k1 * (1.0 - b + b * self.lengths / self.avgdl)
-        # computed in document order (sequential reads), then put in term order with one
-        # gather: the same operations on the same values as in term order
-        tf = np.asarray(counts, dtype=np.float64)
-        by_doc = tf * (k1 + 1.0) / (tf + np.repeat(norm, per_doc))
-        self.tf_factor: npt.NDArray[np.float64] = by_doc[order]
-        ratio = (self.size - self.df + 0.5) / (self.df + 0.5)
-        if idf == "fts5":
+        self._norm: npt.NDArray[np.float64] = k1 * (1.0 - b + b * self.lengths / self.avgdl)
+        self._postings = len(ids)
+        self._inverted: _Inverted | None = None
+        self._scans = 0
+        self._lock = threading.Lock()
+
+    # -- the inverted layout ----------------------------------------------------------------
+    def invert(self) -> None:
+        """Group the postings by term (once; later reads cost their terms' postings)."""
+        if self._inverted is not None:
+            return
+        with self._lock:
+            forward = self._forward
+            if self._inverted is not None or forward is None:
+                return
+            k1 = self._k1
+            per_doc = self._per_doc
+            doc_of = np.repeat(np.arange(self.size, dtype=np.int32), per_doc)
+            order, sorted_ids = group_by_id(forward.term_ids)
+            starts = np.flatnonzero(np.diff(sorted_ids)) + 1
+            if len(sorted_ids):
+                starts = np.concatenate(([0], starts))
+            offsets = np.append(starts, len(sorted_ids)).astype(np.int64)
+            df = np.diff(offsets)
+            # computed in document order (sequential reads), then put in term order with one
+            # gather: the same operations on the same values as in term order
+            tf = np.asarray(forward.counts, dtype=np.float64)
+            by_doc = tf * (k1 + 1.0) / (tf + np.repeat(self._norm, per_doc))
+            self._inverted = _Inverted(
+                sorted_ids[starts], offsets, df, doc_of[order], by_doc[order], self._idf_of(df)
+            )
+            self._forward = None  # the inverted arrays hold everything a read needs
+
+    @property
+    def inverted(self) -> bool:
+        """Whether the postings are grouped by term yet (see the class doc)."""
+        return self._inverted is not None
+
+    def _layout(self) -> _Inverted:
+        self.invert()
+        assert self._inverted is not None
+        return self._inverted
+
+    @property
+    def terms(self) -> npt.NDArray[np.uint32]:
+        """The distinct term ids, ascending (inverts the postings)."""
+        return self._layout().terms
+
+    @property
+    def offsets(self) -> npt.NDArray[np.int64]:
+        """Each term's first posting, and the end (inverts the postings)."""
+        return self._layout().offsets
+
+    @property
+    def df(self) -> npt.NDArray[np.int64]:
+        """Each term's document frequency (inverts the postings)."""
+        return self._layout().df
+
+    @property
+    def docs(self) -> npt.NDArray[np.int32]:
+        """Each posting's document, in term order (inverts the postings)."""
+        return self._layout().docs
+
+    @property
+    def tf_factor(self) -> npt.NDArray[np.float64]:
+        """Each posting's term-frequency factor, in term order (inverts the postings)."""
+        return self._layout().tf_factor
+
+    @property
+    def idf(self) -> npt.NDArray[np.float64]:
+        """Each term's IDF (inverts the postings)."""
+        return self._layout().idf
+
+    def _idf_of(self, df: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+        """The IDF of terms with these document frequencies (elementwise: a term's IDF is
+        the same computed alone or with every other term)."""
+        ratio = (self.size - df + 0.5) / (df + 0.5)
+        if self._idf_kind == "fts5":
             raw = np.log(ratio)
-            self.idf: npt.NDArray[np.float64] = np.where(raw > 0.0, raw, FTS5_MIN_IDF)
-        else:
-            self.idf = np.log(1.0 + ratio)
+            return np.where(raw > 0.0, raw, FTS5_MIN_IDF)
+        return np.log(1.0 + ratio)
+
+    # -- reads ---------------------------------------------------------------------------------
+    def _scan(self) -> _Forward | None:
+        """The forward postings when this read should scan them (None: read inverted)."""
+        forward = self._forward
+        if forward is None or self._inverted is not None:
+            return None
+        if self._scans >= self.SCANS:
+            self.invert()
+            return None
+        self._scans += 1
+        return forward
+
+    @staticmethod
+    def _lookup(
+        forward: _Forward, term_ids: npt.NDArray[np.int64]
+    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.int32], npt.NDArray[np.int64]]:
+        """One pass over the postings for ``term_ids``: the postings of those terms (in
+        document order), each one's term (the position in ``term_ids`` of its first
+        occurrence), and each position's document frequency."""
+        n = len(term_ids)
+        known = (term_ids >= 0) & (term_ids <= forward.max_id)
+        size = max(forward.max_id + 1, 0)
+        first = np.full(size, -1, dtype=np.int32)
+        wanted = np.zeros(size, dtype=np.bool_)
+        where = np.flatnonzero(known)
+        distinct, at = np.unique(term_ids[where], return_index=True)
+        first[distinct] = where[at].astype(np.int32)  # a repeated id: its first position
+        wanted[distinct] = True
+        # the pass over every posting gathers a byte each (a quarter of an int32 gather)
+        postings = np.flatnonzero(wanted[forward.term_ids])
+        terms = first[forward.term_ids[postings]]
+        df = np.zeros(n, dtype=np.int64)
+        if len(where):
+            per_first = np.bincount(terms, minlength=n).astype(np.int64)
+            df[where] = per_first[first[term_ids[where]]]
+        return postings, terms, df
+
+    def _gather(self, term_ids: npt.NDArray[np.int64]) -> _Gathered:
+        """The postings of ``term_ids`` (distinct), grouped by term in their order."""
+        forward = self._scan()
+        if forward is None:
+            inv = self._layout()
+            pos = np.minimum(np.searchsorted(inv.terms, term_ids), len(inv.terms) - 1)
+            ok = inv.terms[pos] == term_ids
+            found = np.flatnonzero(ok)
+            pos = pos[ok]
+            starts = inv.offsets[pos]
+            counts = inv.offsets[pos + 1] - starts
+            # posting indices of the terms: for term j, starts[j] .. starts[j] + counts[j]
+            total = int(counts.sum())
+            first = np.repeat(starts - np.cumsum(counts) + counts, counts)
+            postings = first + np.arange(total, dtype=np.int64)
+            return _Gathered(
+                found, inv.idf[pos], counts, inv.docs[postings], inv.tf_factor[postings]
+            )
+        postings, terms, df = self._lookup(forward, term_ids)
+        found = np.flatnonzero(df > 0)
+        # term by term (each term's postings stay in document order), as inverted
+        postings = postings[np.argsort(terms, kind="stable")]
+        docs = (np.searchsorted(forward.starts, postings, side="right") - 1).astype(np.int32)
+        tf = np.asarray(forward.counts[postings], dtype=np.float64)
+        k1 = self._k1
+        tf_factor = tf * (k1 + 1.0) / (tf + self._norm[docs])
+        counts = df[found]
+        return _Gathered(found, self._idf_of(counts), counts, docs, tf_factor)
 
     def doc_freqs(self, term_ids: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """How many documents contain each term (0 for a term none has; ids < 0 included)."""
         out = np.zeros(len(term_ids), dtype=np.int64)
-        if len(self.terms) == 0 or len(term_ids) == 0:
+        if self._postings == 0 or len(term_ids) == 0:
             return out
-        pos = np.minimum(np.searchsorted(self.terms, term_ids), len(self.terms) - 1)
-        found = self.terms[pos] == term_ids
-        out[found] = self.df[pos[found]]
+        forward = self._scan()
+        if forward is not None:
+            return self._lookup(forward, np.asarray(term_ids, dtype=np.int64))[2]
+        inv = self._layout()
+        pos = np.minimum(np.searchsorted(inv.terms, term_ids), len(inv.terms) - 1)
+        found = inv.terms[pos] == term_ids
+        out[found] = inv.df[pos[found]]
         return out
 
     def score(self, query_term_counts: Mapping[int, int]) -> npt.NDArray[np.float64]:
@@ -123,44 +306,29 @@ class BM25Postings:
         """Per document, the IDF-weighted share of the distinct ``term_ids`` the corpus has
         that the document contains (1: all of them; 0 when the corpus has none)."""
         out = np.zeros(self.size, dtype=np.float64)
-        if len(self.terms) == 0 or len(term_ids) == 0:
+        if self._postings == 0 or len(term_ids) == 0:
             return out
-        q_ids = np.unique(term_ids)
-        pos = np.minimum(np.searchsorted(self.terms, q_ids), len(self.terms) - 1)
-        pos = pos[self.terms[pos] == q_ids]
-        total = float(self.idf[pos].sum())
-        if len(pos) == 0 or total <= 0.0:
+        got = self._gather(np.unique(term_ids))
+        total = float(got.idf.sum())
+        if len(got.found) == 0 or total <= 0.0:
             return out
-        starts = self.offsets[pos]
-        counts = self.offsets[pos + 1] - starts
-        first = np.repeat(starts - np.cumsum(counts) + counts, counts)
-        postings = first + np.arange(int(counts.sum()), dtype=np.int64)
-        weights = np.repeat(self.idf[pos], counts)
-        got = np.bincount(self.docs[postings], weights=weights, minlength=self.size)
-        return np.asarray(np.minimum(got / total, 1.0), dtype=np.float64)
+        weights = np.repeat(got.idf, got.counts)
+        summed = np.bincount(got.docs, weights=weights, minlength=self.size)
+        return np.asarray(np.minimum(summed / total, 1.0), dtype=np.float64)
 
     def score_weights(self, query_weights: Mapping[int, float]) -> npt.NDArray[np.float64]:
         """BM25 of every document for a query given as term id -> the weight of the term's
         IDF-weighted match (:meth:`score` uses its occurrences in the query)."""
         out = np.zeros(self.size, dtype=np.float64)
-        if not query_weights or len(self.terms) == 0:
+        if not query_weights or self._postings == 0:
             return out
         q_ids = np.fromiter(query_weights.keys(), dtype=np.int64, count=len(query_weights))
         q_tf = np.fromiter(query_weights.values(), dtype=np.float64, count=len(query_weights))
-        pos = np.searchsorted(self.terms, q_ids)
-        pos_ok = np.minimum(pos, len(self.terms) - 1)
-        found = self.terms[pos_ok] == q_ids
-        pos, q_tf = pos_ok[found], q_tf[found]
-        if len(pos) == 0:
+        got = self._gather(q_ids)
+        if len(got.found) == 0:
             return out
-        starts = self.offsets[pos]
-        counts = self.offsets[pos + 1] - starts
-        # posting indices of all query terms: for term j, starts[j] .. starts[j] + counts[j]
-        total = int(counts.sum())
-        first = np.repeat(starts - np.cumsum(counts) + counts, counts)
-        postings = first + np.arange(total, dtype=np.int64)
-        weights = np.repeat(self.idf[pos] * q_tf, counts) * self.tf_factor[postings]
-        return np.bincount(self.docs[postings], weights=weights, minlength=self.size).astype(
+        weights = np.repeat(got.idf * q_tf[got.found], got.counts) * got.tf_factor
+        return np.bincount(got.docs, weights=weights, minlength=self.size).astype(
             np.float64, copy=False
         )
 

@@ -85,7 +85,7 @@ from treeseek.search.flat.learned import (
     query_words,
 )
 from treeseek.search.flat.ltr_weights import HYBRID_MODEL, LEARNED_MODEL
-from treeseek.search.flat.parts import PartIndex, RankedPart, SymbolCatalog
+from treeseek.search.flat.parts import PartIndex, RankedPart, SymbolCatalog, TreeSymbols
 from treeseek.search.flat.understanding import (
     MentionMatch,
     MentionResolver,
@@ -189,6 +189,7 @@ class _TreeFiles:
     hash_by_path: dict[str, str]
     names: TreeNames
     language: dict[str, str | None]  # path -> language by extension (None: no grammar)
+    contents: frozenset[str]  # the contents of ``hash_by_path``
     path_stats: PathCorpusStats | None = None
     #: file BM25 over the primary files, built by the first query that uses it
     file_index: _PrimaryFileIndex | None = None
@@ -202,6 +203,8 @@ class _TreeFiles:
     chunk_spans: dict[str, list[ChunkSpan]] = field(default_factory=dict)
     #: the tree's symbols by name (exact mentions, the symbols signal's evidence)
     catalog: SymbolCatalog | None = None
+    #: exact symbol lookups: by the store's name indexes until the catalog is built
+    symbols: TreeSymbols | None = None
     #: sections of the documentation files, built by the first prose question
     doc_sections: DocSections | None = None
     #: path -> (test, not code, vendored), by path conventions, filled as files are ranked
@@ -397,10 +400,11 @@ class FlatRetriever(Retriever):
 
     @staticmethod
     def _load_tree_files(ctx: SearchContext) -> _TreeFiles:
-        nodes = {n.path: n for n in ctx.store.subtree(ctx.tree.name, "") if n.is_file}
+        nodes = {n.path: n for n in ctx.store.file_nodes(ctx.tree.name)}
         hash_by_path = {p: h for p, n in nodes.items() if (h := code_content(p, n.content_hash))}
         language = {p: language_for_path(p) for p in nodes}
-        return _TreeFiles(nodes, hash_by_path, TreeNames.build(list(nodes)), language)
+        names = TreeNames.build(list(nodes))
+        return _TreeFiles(nodes, hash_by_path, names, language, frozenset(hash_by_path.values()))
 
     def _scope(self, code: CodeStore, files: _TreeFiles, cfg: FlatConfig) -> _Scope:
         """The files ``cfg`` lets a query rank, kept with the tree's files."""
@@ -465,14 +469,25 @@ class FlatRetriever(Retriever):
     def _catalog(code: CodeStore, files: _TreeFiles) -> SymbolCatalog:
         """The tree's symbols by name, read on first use and kept with the tree's files."""
         contents = files.hash_by_path.values()
-        return files.built("catalog", lambda: SymbolCatalog(code.symbol_heads(set(contents))))
+        return files.built("catalog", lambda: SymbolCatalog(code.symbol_rows(set(contents))))
+
+    @classmethod
+    def _symbols(cls, code: CodeStore, files: _TreeFiles) -> TreeSymbols:
+        """The tree's exact symbol lookups (the catalog once built, the store's name indexes
+        before: :class:`TreeSymbols`)."""
+        return files.built(
+            "symbols",
+            lambda: TreeSymbols(
+                code, lambda: cls._catalog(code, files), lambda: files.catalog is not None
+            ),
+        )
 
     @classmethod
     def _resolver(cls, code: CodeStore, files: _TreeFiles) -> MentionResolver:
         """The question's mentions against the tree's names and symbols, built on first use."""
         return files.built(
             "resolver",
-            lambda: MentionResolver(files.names, files.hash_by_path, cls._catalog(code, files)),
+            lambda: MentionResolver(files.names, files.hash_by_path, cls._symbols(code, files)),
         )
 
     @staticmethod
@@ -494,10 +509,14 @@ class FlatRetriever(Retriever):
             raise RetrievalError(f"flat retrieval needs the code index: {exc}") from exc
         files = self._tree_files(ctx)
         self._scope(code, files, self.config)
-        self._chunk_index(code, files)
-        self._symbol_index(code, files)
+        # inverted now: a query's first reads would scan them otherwise (BM25Postings)
+        self._chunk_index(code, files).postings.invert()
+        self._symbol_index(code, files).postings.invert()
         self._resolver(code, files)
-        self._primary_file_index(code, files)
+        self._catalog(code, files)  # the first lookups would go to the store otherwise
+        primary = self._primary_file_index(code, files)
+        if primary.index is not None:
+            primary.index.invert()
         self._path_stats(files)
         # the import links the graph features walk (resolved per file as queries reach it)
         self._imports_of(code, files, list(files.nodes))
@@ -773,15 +792,15 @@ class FlatRetriever(Retriever):
         allowed = scope.allowed
         ranked = index.top(scores, scope.mask(index), cfg.symbol_limit)
         found: dict[str, float] = {}
-        heads = self._catalog(code, files).heads
+        catalog = self._catalog(code, files)
         for part in ranked:
-            symbols = heads.get(part.content_hash, [])
-            if part.index >= len(symbols):
+            qname = catalog.qname(part.content_hash, part.index)
+            if qname is None:
                 continue
             for p in allowed.get(part.content_hash, ()):
                 if p not in found:
                     found[p] = part.score
-                    signals.evidence[p].symbols.append(symbols[part.index].qname)
+                    signals.evidence[p].symbols.append(qname)
         signals.put("symbols", found)
 
     def _path_signal(
@@ -1036,9 +1055,9 @@ class FlatRetriever(Retriever):
             names.add(ident)
             names.add(ident.rpartition(".")[2])
         if names:
-            catalog = self._catalog(code, files)
+            symbols = self._symbols(code, files)
             definers: dict[str, set[str]] = defaultdict(set)
-            for hit in catalog.symbols_named(sorted(names), catalog.heads.keys()):
+            for hit in symbols.symbols_named(sorted(names), files.contents):
                 for n in {hit.name, hit.qname} & names:
                     definers[n].add(hit.content_hash)
             by_hash: dict[str, float] = defaultdict(float)

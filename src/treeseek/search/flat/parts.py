@@ -10,14 +10,17 @@ database holds. Parts are ordered by content hash, then part index (ties keep th
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 
 import numpy as np
 import numpy.typing as npt
 
+from treeseek.code.model import SymbolKind
 from treeseek.search.flat.bm25 import BM25Postings
-from treeseek.store.code_base import CodeStore, PartLayer, SymbolHead, SymbolHit
+from treeseek.store.code_base import CodeStore, PartLayer, SymbolHit, SymbolRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,33 +42,29 @@ class PartIndex:
 
     def __init__(self, code: CodeStore, layer: PartLayer, contents: Collection[str]) -> None:
         self.layer = layer
-        rows = code.part_terms(layer, contents)
-        self.hashes: list[str] = sorted(rows)
+        # the stored rows, each array column joined with one copy (bytes, then one view)
+        rows = sorted(code.part_term_blobs(layer, contents), key=itemgetter(0))
+        self.hashes: list[str] = [r[0] for r in rows]
         self.missing = len(set(contents)) - len(self.hashes)
         self._position = {h: i for i, h in enumerate(self.hashes)}
-        docs = [rows[h] for h in self.hashes]
-        per_content = np.fromiter((len(d) for d in docs), dtype=np.int64, count=len(docs))
+        lengths, sizes, term_ids, counts = (
+            np.frombuffer(b"".join(map(itemgetter(column), rows)), dtype=np.uint32)
+            for column in (1, 2, 3, 4)
+        )
+        # each content's number of parts: its lengths array's (a uint32, 4 bytes, a part)
+        sized = np.fromiter((len(r[1]) for r in rows), dtype=np.int64, count=len(rows))
+        per_content = sized // 4
         self.first: npt.NDArray[np.int64] = np.concatenate(([0], np.cumsum(per_content))).astype(
             np.int64
         )
         #: each document's content (an index into ``hashes``) and part index in the content
         self.doc_content: npt.NDArray[np.int32] = np.repeat(
-            np.arange(len(docs), dtype=np.int32), per_content
+            np.arange(len(rows), dtype=np.int32), per_content
         )
         self.doc_part: npt.NDArray[np.int64] = np.arange(int(self.first[-1]), dtype=np.int64) - (
             np.repeat(self.first[:-1], per_content)
         )
-
-        def joined(arrays: list[npt.NDArray[np.uint32]]) -> npt.NDArray[np.uint32]:
-            return np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.uint32)
-
-        self.postings = BM25Postings(
-            joined([d.lengths for d in docs]),
-            joined([d.sizes for d in docs]),
-            joined([d.term_ids for d in docs]),
-            joined([d.counts for d in docs]),
-            idf="fts5",
-        )
+        self.postings = BM25Postings(lengths, sizes, term_ids, counts, idf="fts5")
 
     @property
     def size(self) -> int:
@@ -161,51 +160,127 @@ class PartIndex:
 
 
 class SymbolCatalog:
-    """One tree's symbols by name and by qualified name, read once (``symbol_heads``): exact
+    """One tree's symbols by name and by qualified name, read once (``symbol_rows``): exact
     symbol lookups for query understanding in memory, whatever else the database holds
-    (the store's ``symbols_named`` reads every tree's symbols of a name, then filters)."""
+    (the store's ``symbols_named`` reads every tree's symbols of a name, then filters).
 
-    def __init__(self, heads: Mapping[str, list[SymbolHead]]) -> None:
-        self.heads = heads
-        #: name / qualified name -> (position in the catalog, symbol)
-        names: dict[str, list[tuple[int, SymbolHead]]] = {}
-        position = 0
-        for digest in sorted(heads):
-            for head in heads[digest]:
-                entry = (position, head)
-                found = names.get(head.name)
-                if found is None:
-                    names[head.name] = [entry]
-                else:
-                    found.append(entry)
-                if head.qname != head.name:
-                    found = names.get(head.qname)
-                    if found is None:
-                        names[head.qname] = [entry]
-                    else:
-                        found.append(entry)
-                position += 1
-        self._names = names
+    Built for a large tree's first query (a 47,000-file tree has ~400,000 symbols): the
+    symbols stay the rows they were read as, in catalog order (by content hash, then symbol
+    order), and a name finds its rows through the sorted hashes of the names (numpy), so
+    the catalog makes no object and no dict entry per symbol. A symbol becomes a
+    :class:`SymbolHit` when a lookup returns it.
+    """
+
+    def __init__(self, rows: Sequence[SymbolRow]) -> None:
+        #: the symbols in catalog order: by content (a stable sort keeps symbol order)
+        self._rows = sorted(rows, key=itemgetter(0))
+        digests = list(map(itemgetter(0), self._rows))
+        self._qnames: list[str] = list(map(itemgetter(1), self._rows))
+        self._names: list[str] = list(map(itemgetter(2), self._rows))
+        per_content = Counter(digests)  # contents in catalog order (dicts keep it)
+        #: the contents with symbols, ascending; content ``c``'s symbols are the rows
+        #: ``first[c] .. first[c + 1] - 1``
+        self.hashes: list[str] = list(per_content)
+        counts = np.fromiter(per_content.values(), dtype=np.int64, count=len(per_content))
+        self._first = np.concatenate(([0], np.cumsum(counts))).astype(np.int64).tolist()
+        self._position = {h: i for i, h in enumerate(self.hashes)}
+        #: the contents with symbols (what a lookup over the whole tree keeps)
+        self.contents: frozenset[str] = frozenset(self.hashes)
+        self._content = digests
+        self._by_name = _NameIndex(self._names)
+        self._by_qname = _NameIndex(self._qnames)
         #: name hits made so far, by position (questions ask for the same names again)
         self._hits: dict[int, SymbolHit] = {}
+
+    def qname(self, content_hash: str, index: int) -> str | None:
+        """The qualified name of a content's ``index``-th symbol (None: no such symbol)."""
+        c = self._position.get(content_hash)
+        if c is None or index < 0:
+            return None
+        row = self._first[c] + index
+        return self._qnames[row] if row < self._first[c + 1] else None
 
     def symbols_named(self, names: Sequence[str], hashes: Collection[str]) -> list[SymbolHit]:
         """Symbols whose name or qualified name is one of ``names`` (each symbol once), of
         contents in ``hashes``, by content hash and symbol order."""
         keep = hashes if isinstance(hashes, (set, frozenset)) else set(hashes)
-        found: dict[int, SymbolHead] = {}
+        content = self._content
+        found: set[int] = set()
         for n in dict.fromkeys(names):
-            for position, head in self._names.get(n, ()):
-                if head.content_hash in keep:
-                    found[position] = head
+            for row in self._by_name.rows(n, self._names) + self._by_qname.rows(n, self._qnames):
+                if content[row] in keep:
+                    found.add(row)
         hits = self._hits
         out = []
-        for p in sorted(found):
-            hit = hits.get(p)
+        for row in sorted(found):
+            hit = hits.get(row)
             if hit is None:
-                hit = hits[p] = found[p].hit()
+                digest, qname, name, kind, start, end = self._rows[row]
+                hit = hits[row] = SymbolHit(
+                    digest, qname, name, _SYMBOL_KINDS[kind], start, end, 0.0
+                )
             out.append(hit)
         return out
 
 
-__all__ = ("PartIndex", "RankedPart", "SymbolCatalog")
+class TreeSymbols:
+    """Exact symbol lookups of one tree: the store's name indexes for the first lookups
+    (:attr:`LOOKUPS`), the tree's :class:`SymbolCatalog` after.
+
+    Reading a tree's every symbol for the catalog costs a large tree's first query about a
+    second (400,000 rows); a lookup by the name indexes costs milliseconds, but does not
+    stay in memory and reads the names' symbols of every tree. A command-line query (one
+    process, one question) looks names up once or twice; a process's later queries, and a
+    server's warm-up, build the catalog. Both answer alike: the symbols of the contents
+    asked for whose name or qualified name is one of the names, each once, by content hash
+    and symbol order.
+    """
+
+    #: lookups by the store before the catalog is built
+    LOOKUPS = 2
+
+    def __init__(
+        self, code: CodeStore, catalog: Callable[[], SymbolCatalog], built: Callable[[], bool]
+    ) -> None:
+        """``catalog()``: the tree's catalog, built on first use; ``built()``: whether it
+        is built yet."""
+        self._code = code
+        self._catalog = catalog
+        self._built = built
+        self._lookups = 0
+
+    def symbols_named(self, names: Sequence[str], hashes: Collection[str]) -> list[SymbolHit]:
+        """See :meth:`SymbolCatalog.symbols_named`."""
+        if self._lookups >= self.LOOKUPS or self._built():
+            return self._catalog().symbols_named(names, hashes)
+        self._lookups += 1
+        return [
+            SymbolHit(digest, qname, name, _SYMBOL_KINDS[kind], start, end, 0.0)
+            for digest, qname, name, kind, start, end in self._code.symbol_rows_named(names, hashes)
+        ]
+
+
+class _NameIndex:
+    """The rows of a column of names by name: the names' hashes sorted (numpy), a name's
+    rows the ones whose hash is the name's and whose name is the name."""
+
+    def __init__(self, column: Sequence[str]) -> None:
+        keys = np.fromiter(map(hash, column), dtype=np.int64, count=len(column))
+        self._order = np.argsort(keys, kind="stable")
+        self._keys = keys[self._order]
+
+    def rows(self, name: str, column: Sequence[str]) -> list[int]:
+        """The rows of ``column`` (the column indexed) holding ``name``."""
+        key = hash(name)
+        lo = int(np.searchsorted(self._keys, key, side="left"))
+        hi = int(np.searchsorted(self._keys, key, side="right"))
+        if lo == hi:
+            return []
+        return [row for row in self._order[lo:hi].tolist() if column[row] == name]
+
+
+#: a stored kind value -> the kind (a dict lookup: the enum call costs more)
+_SYMBOL_KINDS: dict[str, SymbolKind] = {k.value: k for k in SymbolKind}
+
+
+__all__ = ("PartIndex", "RankedPart", "SymbolCatalog", "TreeSymbols")
