@@ -303,6 +303,38 @@ def test_watch_ends_with_an_error_when_its_directory_is_removed(tmp_path: Path) 
             proc.wait(timeout=30)
 
 
+@needs_watchfiles
+@pytest.mark.timeout(120)
+def test_watch_follows_a_directory_replaced_under_its_path(project: Path, tmp_path: Path) -> None:
+    """A checkout swapped in by rename (a fresh clone or a deploy moved over the old one): the
+    watcher re-indexes the new directory and keeps seeing its changes, rather than watching
+    the old one, moved away, and letting the tree go stale without a word."""
+    db = tmp_path / "w.db"
+    proc = _watch(project, db)
+    try:
+        assert proc.stdout is not None
+        assert "indexed project" in proc.stdout.readline()
+        assert "watching" in proc.stdout.readline()
+        fresh = tmp_path / "fresh"
+        shutil.copytree(project, fresh)
+        (fresh / "pkg" / "swapped.py").write_text("def swapped():\n    return 1\n")
+        project.rename(tmp_path / "old")
+        fresh.rename(project)
+        again = proc.stdout.readline()  # blocks until it notices (the timeout bounds it)
+        assert "watching" in again and "again: the directory was replaced" in again, again
+        swapped = proc.stdout.readline()
+        assert "indexed project: 1 added" in swapped, swapped
+        (project / "pkg" / "late.py").write_text("def latecomer():\n    return 1\n")
+        late = proc.stdout.readline()
+        assert "indexed project: 1 added" in late, late
+        with treeseek.open(db) as database:
+            assert database.text("project", "pkg/late.py") is not None
+            assert database.text("project", "pkg/swapped.py") is not None
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
 def test_watch_debounce_is_bounded(project: Path, tmp_path: Path) -> None:
     from typer.testing import CliRunner
 

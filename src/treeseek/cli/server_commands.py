@@ -162,6 +162,16 @@ class _WatchState:
     announced: bool = False
     retry_at: float | None = None  # a failed re-index is tried again from then on
     failed: str = ""  # the last failure's message, said once while it repeats
+    replaced: bool = False  # the directory was replaced under its path: watched again
+
+
+def _identity(root: Path) -> tuple[int, int] | None:
+    """Which directory ``root`` names now (device, inode); None when nothing is there."""
+    try:
+        st = os.stat(root)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def _watch(
@@ -173,7 +183,10 @@ def _watch(
     state: _WatchState,
 ) -> bool:
     """Re-index on every change until interrupted (True), or until watchfiles stops at a path
-    it cannot decode, a non-UTF-8 file name (False: the caller watches again)."""
+    it cannot decode, a non-UTF-8 file name, or the directory is replaced under its path (a
+    fresh checkout renamed over it: the watcher would go on watching the old one, moved
+    away) (False: the caller watches again and re-indexes)."""
+    watched = _identity(root)
     try:
         for changes in watchfiles.watch(
             root,
@@ -184,8 +197,15 @@ def _watch(
             rust_timeout=1000,
         ):
             if not state.announced:
-                err_console.print(f"watching {display_markup(str(root))} (Ctrl-C to stop)")
-                state.announced = True
+                again = " again: the directory was replaced" if state.replaced else ""
+                err_console.print(f"watching {display_markup(str(root))}{again} (Ctrl-C to stop)")
+                state.announced, state.replaced = True, False
+            now = _identity(root)
+            if now != watched:
+                if now is None:  # removed: the re-index ends the command with its error
+                    _reindex(root, index, state)
+                state.announced, state.replaced = False, True
+                return False
             if changes or (state.retry_at is not None and time.monotonic() >= state.retry_at):
                 _reindex(root, index, state)
     except RuntimeError as exc:  # watchfiles' WatchfilesRustInternalError
