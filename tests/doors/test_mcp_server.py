@@ -353,3 +353,43 @@ def test_read_of_a_section_takes_its_document_s_line_numbers(tmp_path: Path) -> 
                 assert doc == "guide.md:9-9 of 11\n9:## Configure"
 
             run(session, url + "/mcp")
+
+
+def test_search_with_a_path_ranks_the_files_under_it(tmp_path: Path) -> None:
+    """``search(path=...)`` ranks the files under ``path``, not the whole tree's best few
+    filtered afterwards: a directory whose files all rank below the whole tree's first k x 5
+    (tests, docs) answered "no files found" although its files match."""
+    root = tmp_path / "shop"
+    (root / "src").mkdir(parents=True)
+    (root / "tests").mkdir()
+    for n in range(12):  # every one of them matches better than the test does
+        (root / "src" / f"widget_{n}.py").write_text(
+            f'"""Widget pricing {n}."""\n\n\ndef widget_price_{n}(widget):\n'
+            "    return widget.price * widget.count  # widget price widget\n"
+        )
+    (root / "tests" / "test_widget.py").write_text(
+        "def test_price():\n    assert compute(3) == 9  # widget\n"
+    )
+    db_path = tmp_path / "s.db"
+    with treeseek.open(db_path) as db:
+        db.index(root, name="shop")
+        server = build_server(Service(db))
+
+        async def session(client: Client) -> None:
+            for budget in (0, 4000):  # with a filter the answer is the file list either way
+                found = await client.call_tool(
+                    "search",
+                    {
+                        "tree": "shop",
+                        "question": "widget price",
+                        "k": 1,
+                        "path": "tests",
+                        "budget": budget,
+                    },
+                )
+                assert not found.is_error, text(found)
+                assert text(found).splitlines()[1].startswith("1. tests/test_widget.py"), text(
+                    found
+                )
+
+        run(session, server)

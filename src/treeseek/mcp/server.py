@@ -179,8 +179,16 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
         def run() -> dict[str, Any]:
             _check_filters(service, tree, path, language)
             wanted = min(service.limits.max_k, k * 5) if filtered else k
+            # flat ranks the files under `path` (the others are filtered afterwards)
+            prefix = (path or "").strip("/") or None
             answer = service.query(
-                tree, question, k=wanted, budget=spans, strategy=strategy, content=False
+                tree,
+                question,
+                k=wanted,
+                budget=spans,
+                strategy=strategy,
+                content=False,
+                path_prefix=prefix,
             )
             if filtered and answer.get("context") is None:
                 answer["files"] = _filter(answer["files"], path, language)[:k]

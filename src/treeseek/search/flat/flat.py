@@ -40,6 +40,7 @@ reached through the :class:`~treeseek.search.base.SearchContext`).
 
 from __future__ import annotations
 
+import copy
 import math
 import threading
 import time
@@ -1227,6 +1228,11 @@ class FlatRetriever(Retriever):
         return out
 
     def retrieve(self, ctx: SearchContext, query: str, options: QueryOptions) -> Result:
+        if options.path_prefix and options.path_prefix != self.config.path_prefix:
+            # the files under one directory: the same retriever (its embedder), that scope
+            scoped = copy.copy(self)
+            scoped.config = replace(self.config, path_prefix=options.path_prefix)
+            return scoped.retrieve(ctx, query, options)
         started = time.perf_counter()
         ranking = self.rank(ctx, query, options.k)
         hits = attach_contents(ctx.store, ctx.tree.name, ranking.hits, options)
