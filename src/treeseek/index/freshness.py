@@ -6,8 +6,9 @@ checked cheaply against the disk, without reading a file:
 
 - every stored file's signature (``size:mtime_ns``, what the incremental indexer compares) is
   compared with a fresh ``stat``: a difference is a *changed* file, a missing file *removed*;
-- every stored directory whose mtime is newer than the last index had entries added or removed
-  since (a new file, or an ignored one such as ``__pycache__``: a directory counts as changed
+- every stored directory whose mtime is newer than the last index's listing (when it began,
+  not when it committed) had entries added or removed since (a new file, or an ignored one
+  such as ``__pycache__``: a directory counts as changed
   either way, so staleness may be reported for a change the next index ignores).
 
 Tens of milliseconds for a django-sized tree (10,000 ``stat`` calls).
