@@ -191,6 +191,23 @@ def test_freshness_of_a_directory_tree(project: Path, tmp_path: Path) -> None:
         assert db.freshness("p").stale is False
 
 
+def test_a_database_inside_the_tree_does_not_make_it_stale(project: Path) -> None:
+    """A database kept in the directory it indexes (``db = "treeseek.db"`` in a project's
+    treeseek.toml): SQLite removes its -wal and -shm files when the last connection closes,
+    which touches the directory, and the tree was STALE (1 dirs) after every index. A file
+    really added there still makes it stale."""
+    db = project / "treeseek.db"
+    with treeseek.open(db) as database:
+        database.index(project, name="p")
+    assert not Path(f"{db}-wal").exists()  # closed: the side files are gone
+    with treeseek.open(db) as database:
+        assert database.freshness("p").stale is False, database.freshness("p")
+    (project / "added.py").write_text("ADDED = 1\n")
+    with treeseek.open(db) as database:
+        stale = database.freshness("p")
+        assert stale.stale is True and stale.dirs_changed == 1, stale
+
+
 needs_watchfiles = pytest.mark.skipif(
     __import__("importlib").util.find_spec("watchfiles") is None, reason="needs watchfiles"
 )

@@ -109,6 +109,25 @@ def _signature(st: os.stat_result) -> str:
     return f"{st.st_size}:{st.st_mtime_ns}"
 
 
+def _new_entries(directory: str, own: set[str], since_ns: int) -> bool:
+    """Whether ``directory`` has an entry other than the database's own files (``own``: their
+    names) that appeared (or changed) after ``since_ns``: its inode changed then (a new file,
+    a rename)."""
+    try:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if entry.name in own:
+                    continue
+                try:
+                    if entry.stat(follow_symlinks=False).st_ctime_ns > since_ns:
+                        return True
+                except OSError:
+                    return True  # went away while listed: the directory did change
+    except OSError:
+        return True
+    return False
+
+
 def check_freshness(store: Store, info: TreeInfo, layout: TreeLayout | None = None) -> Freshness:
     """Compare a tree with its source (see the module doc). ``layout``: the tree version's
     stored layout when the caller keeps it (read from the store otherwise)."""
@@ -140,11 +159,21 @@ def check_freshness(store: Store, info: TreeInfo, layout: TreeLayout | None = No
             if len(paths) < SHOWN_PATHS:
                 paths.append(path)
     indexed_ns = int(info.updated_at.timestamp() * 1_000_000_000)
+    own_dirs: dict[str, set[str]] = {}  # the database's side files, by real directory
+    for own in store.local_files():
+        real = os.path.realpath(own.parent)
+        own_dirs.setdefault(real, set()).add(own.name)
     for directory in layout.dirs:
+        full = base + directory if directory else base
         try:
-            mtime = os.stat(base + directory if directory else base).st_mtime_ns
+            mtime = os.stat(full).st_mtime_ns
         except OSError:
             continue  # a removed directory: its files count as removed
+        if mtime > indexed_ns and own_dirs:
+            # the database's own directory: its side files come and go with its connections
+            names = own_dirs.get(os.path.realpath(full))
+            if names is not None and not _new_entries(full, names, indexed_ns):
+                continue
         if mtime > indexed_ns:
             dirs_changed += 1
             if len(paths) < SHOWN_PATHS:
