@@ -59,6 +59,7 @@ async def exercise(client: Client, project: Path) -> None:
     assert {t.name for t in tools.tools} == TOOLS
     for tool in tools.tools:
         assert tool.description and len(tool.description) > 40, tool.name
+        assert tool.input_schema.get("additionalProperties") is False, tool.name  # as called
 
     listed = text(await client.call_tool("trees", {}))
     assert listed.startswith("demo: ") and "indexed" in listed
@@ -101,6 +102,13 @@ async def exercise(client: Client, project: Path) -> None:
         ({"tool": "search", "tree": "demo", "question": "x", "path": "nope/"}, "no node 'nope'"),
         ({"tool": "search", "tree": "demo", "question": "x", "language": "cobol"}, "unknown lang"),
         ({"tool": "find_symbol", "tree": "demo", "name": "n" * 100_000}, "more characters)"),
+        # a misspelt argument is an error, not silently the default
+        (
+            {"tool": "search", "tree": "demo", "question": "x", "top_k": 3},
+            "bad arguments: unknown argument top_k; this tool takes tree, question, k, budget",
+        ),
+        ({"tool": "trees", "verbose": True}, "unknown argument verbose; this tool takes none"),
+        ({"tool": "search", "tree": "demo", "question": "x", "budget": -1}, "budget must be"),
         (
             {"tool": "read", "tree": "demo", "path": "big.txt", "start": "one"},
             "bad arguments: start: Input should be a valid integer",

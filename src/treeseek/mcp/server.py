@@ -117,6 +117,18 @@ class TreeseekMCPServer(MCPServer):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
+        schema = self._tool_input_schema(name)
+        if schema is not None and isinstance(arguments, dict):
+            # a misspelt argument (top_k, max_tokens) would silently be its default
+            known = list(schema.get("properties") or {})
+            unknown = sorted(str(key) for key in arguments if key not in known)
+            if unknown:
+                takes = ", ".join(known) if known else "none"
+                raise ToolError(
+                    f"Error executing tool {name}: bad arguments: unknown argument"
+                    f"{'s' if len(unknown) > 1 else ''} {', '.join(unknown)[:200]}; this tool"
+                    f" takes {takes}"
+                )
         try:
             result = await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -173,6 +185,8 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
         best files; `budget=0` lists the files with their best line range instead. `path`
         keeps files under a directory, `language` files of one language (python, ...); with
         either, the answer is the file list."""
+        if budget < 0:
+            raise ToolError(f"error: budget must be >= 0 (0: the file list), got {budget}")
         filtered = bool(path or language)
         spans = budget if budget > 0 and not filtered else None
 
@@ -299,6 +313,8 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
             " committed and searchable now"
         )
 
+    for tool in server._tool_manager.list_tools():
+        tool.parameters["additionalProperties"] = False  # what call_tool enforces
     return server
 
 
