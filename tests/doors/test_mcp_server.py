@@ -401,3 +401,30 @@ def test_search_with_a_path_ranks_the_files_under_it(tmp_path: Path) -> None:
                 )
 
         run(session, server)
+
+
+def test_search_with_a_language_ranks_the_files_of_that_language(tmp_path: Path) -> None:
+    """``search(language=...)`` ranks that language's files, as ``path`` ranks a
+    directory's: a language whose files all rank below the tree's first k x 5 answered
+    "no files found"."""
+    root = tmp_path / "app"
+    root.mkdir()
+    for n in range(12):
+        (root / f"widget_{n}.py").write_text(
+            f"def widget_price_{n}(widget):\n    return widget.price  # widget price widget\n"
+        )
+    (root / "widget.js").write_text("export function price(w) { return w.widget; }\n")
+    db_path = tmp_path / "l.db"
+    with treeseek.open(db_path) as db:
+        db.index(root, name="app")
+        server = build_server(Service(db))
+
+        async def session(client: Client) -> None:
+            found = await client.call_tool(
+                "search",
+                {"tree": "app", "question": "widget price", "k": 1, "language": "javascript"},
+            )
+            assert not found.is_error, text(found)
+            assert text(found).splitlines()[1].startswith("1. widget.js"), text(found)
+
+        run(session, server)

@@ -293,4 +293,8 @@ def test_path_prefix_query_option(db: Database) -> None:
     with pytest.raises(ConfigError, match="must be a string"):
         db.query("shop", "invoice", strategy="flat", path_prefix=3)
     beam = db.query("shop", "invoice", strategy="beam", path_prefix="shop/catalog")
-    assert any("beam ranked the whole tree" in n for n in beam.trace.params["notes"])
+    assert any("path_prefix is applied by the flat" in n for n in beam.trace.params["notes"])
+    python = db.query("shop", "billing invoices pdf", strategy="flat", language="python")
+    assert python.files and all(h.path.endswith(".py") for h in python.files)
+    with pytest.raises(ConfigError, match="unknown language 'cobol'"):
+        db.query("shop", "invoice", strategy="flat", language="cobol")

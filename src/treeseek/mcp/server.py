@@ -193,7 +193,7 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
         def run() -> dict[str, Any]:
             _check_filters(service, tree, path, language)
             wanted = min(service.limits.max_k, k * 5) if filtered else k
-            # flat ranks the files under `path` (the others are filtered afterwards)
+            # flat ranks the files under `path`, of `language` (the others filter afterwards)
             prefix = (path or "").strip("/") or None
             answer = service.query(
                 tree,
@@ -203,6 +203,7 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
                 strategy=strategy,
                 content=False,
                 path_prefix=prefix,
+                language=language or None,
             )
             if filtered and answer.get("context") is None:
                 answer["files"] = _filter(answer["files"], path, language)[:k]

@@ -1228,10 +1228,15 @@ class FlatRetriever(Retriever):
         return out
 
     def retrieve(self, ctx: SearchContext, query: str, options: QueryOptions) -> Result:
-        if options.path_prefix and options.path_prefix != self.config.path_prefix:
-            # the files under one directory: the same retriever (its embedder), that scope
+        languages = frozenset({options.language}) if options.language else frozenset()
+        prefix, cfg = options.path_prefix, self.config
+        if (prefix and prefix != cfg.path_prefix) or (languages and languages != cfg.languages):
+            # the files under one directory, or of one language: the same retriever (its
+            # embedder), that scope
             scoped = copy.copy(self)
-            scoped.config = replace(self.config, path_prefix=options.path_prefix)
+            scoped.config = replace(
+                cfg, path_prefix=prefix or cfg.path_prefix, languages=languages or cfg.languages
+            )
             return scoped.retrieve(ctx, query, options)
         started = time.perf_counter()
         ranking = self.rank(ctx, query, options.k)
