@@ -60,6 +60,17 @@ async def exercise(client: Client, project: Path) -> None:
     for tool in tools.tools:
         assert tool.description and len(tool.description) > 40, tool.name
         assert tool.input_schema.get("additionalProperties") is False, tool.name  # as called
+    schemas = {t.name: t.input_schema["properties"] for t in tools.tools}
+    assert schemas["references"]["kind"]["enum"] == [
+        "callers",
+        "callees",
+        "importers",
+        "imports",
+        "subclasses",
+        "superclasses",
+    ]
+    language = [b for b in schemas["search"]["language"]["anyOf"] if b.get("type") == "string"]
+    assert "python" in language[0]["enum"] and "cobol" not in language[0]["enum"]
 
     listed = text(await client.call_tool("trees", {}))
     assert listed.startswith("demo: ") and "indexed" in listed

@@ -314,9 +314,24 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
             " committed and searchable now"
         )
 
+    from treeseek.code.languages import SUPPORTED
+
+    # what the tools accept, in their schemas (the checks are the tools' own)
+    choices = {("references", "kind"): REFERENCE_KINDS, ("search", "language"): sorted(SUPPORTED)}
     for tool in server._tool_manager.list_tools():
         tool.parameters["additionalProperties"] = False  # what call_tool enforces
+        for (name, argument), allowed in choices.items():
+            if tool.name == name:
+                _add_enum(tool.parameters["properties"][argument], list(allowed))
     return server
+
+
+def _add_enum(schema: dict[str, Any], allowed: list[str]) -> None:
+    """List ``allowed`` as the values of a string argument (of its string branch when it may
+    also be null)."""
+    for branch in schema.get("anyOf") or [schema]:
+        if branch.get("type") == "string":
+            branch["enum"] = allowed
 
 
 def _check_filters(service: Service, tree: str, path: str | None, language: str | None) -> None:
