@@ -380,6 +380,57 @@ def test_watch_filter_ignores_the_database_and_paths_through_symlinks(tmp_path: 
 
 
 @needs_watchfiles
+def test_watch_does_not_reindex_for_writes_inside_an_ignored_directory(
+    project: Path, tmp_path: Path
+) -> None:
+    """A log appended under an ignored ``logs/`` (a dev server, a test run's cache) made
+    the watcher re-index the tree after every write ("0 added, 0 changed, 0 removed" twice a
+    second, a full listing each time); it now waits for a change the tree can hold."""
+    (project / ".gitignore").write_text("logs/\n")
+    (project / "logs").mkdir()
+    (project / "logs" / "app.log").write_text("start\n")
+    db = tmp_path / "w.db"
+    proc = _watch(project, db, "--debounce", "50")
+    try:
+        assert proc.stdout is not None
+        assert "indexed project" in proc.stdout.readline()
+        assert "watching" in proc.stdout.readline()
+        for n in range(5):
+            with (project / "logs" / "app.log").open("a") as log:
+                log.write(f"line {n}\n")
+            time.sleep(0.3)  # each write its own batch of changes
+        (project / "pkg" / "retry.py").write_text("def backoff(attempt):\n    return 3\n")
+        line = proc.stdout.readline()
+        assert "indexed project: 0 added, 1 changed, 0 removed" in line, line
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_left_out_is_what_the_last_index_left_out(tmp_path: Path) -> None:
+    from treeseek.cli.server_commands import Indexed, left_out
+
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "logs" / "old").mkdir(parents=True)
+    listed = Indexed(frozenset({"", "pkg"}), time.time_ns())
+    assert left_out(root, str(root / "logs" / "app.log"), listed)
+    assert left_out(root, str(root / "logs" / "old" / "x.log"), listed)
+    assert not left_out(root, str(root / "pkg" / "a.py"), listed)  # a tree directory's
+    assert not left_out(root, str(root / "new.py"), listed)  # a new entry of the root
+    assert not left_out(root, str(root / "logs"), listed)  # the directory itself
+    assert not left_out(root, str(root / "gone" / "x.py"), listed)  # not there: re-index
+    assert not left_out(root, str(root / "logs" / "app.log"), Indexed())  # never indexed
+    coarse = 5  # CLOCK_REALTIME_COARSE: the clock inode times are stamped from
+    ticked = time.time_ns()
+    while time.clock_gettime_ns(coarse) <= ticked:  # the next clock tick
+        pass
+    (root / "later").mkdir()  # created after the listing (an empty directory git skipped)
+    (root / "later" / "b.py").write_text("B = 1\n")
+    assert not left_out(root, str(root / "later" / "b.py"), listed)
+
+
+@needs_watchfiles
 def test_watch_goes_on_after_a_non_utf8_file_name(project: Path, tmp_path: Path) -> None:
     db = tmp_path / "w.db"
     proc = _watch(project, db)

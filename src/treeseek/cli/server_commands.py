@@ -11,6 +11,7 @@ treeseek watch ~/src/app --name app                # re-index on every change
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import time
 from collections.abc import Callable
@@ -158,6 +159,43 @@ def watch_filter(root: Path, db_file: Path | None) -> Callable[[Any, str], bool]
 
 
 @dataclass(slots=True)
+class Indexed:
+    """What the last index of a watched directory listed: the tree's directories, and when
+    the listing began (ns since the epoch; 0: not indexed yet)."""
+
+    dirs: frozenset[str] = frozenset()
+    listed_ns: int = 0
+
+
+def left_out(root: Path, changed: str, indexed: Indexed) -> bool:
+    """Whether ``changed`` lies inside a directory the last index left out (ignored by a
+    .gitignore or .treeseekignore, say) whose entries have not changed since it listed the
+    tree: re-indexing for it would change nothing, and a log written under an ignored
+    ``logs/`` re-indexed the tree on every write. Anything else (a tree file, a new entry of
+    a tree directory, a directory created or changed since) is not left out."""
+    if not indexed.listed_ns:
+        return False
+    relative = os.path.relpath(changed, root)
+    if relative == "." or relative.startswith(".." + os.sep) or relative == "..":
+        return False
+    parts = relative.split(os.sep)
+    prefix = ""
+    for depth, part in enumerate(parts):
+        candidate = f"{prefix}/{part}" if prefix else part
+        if candidate in indexed.dirs:
+            prefix = candidate
+            continue
+        if depth == len(parts) - 1:
+            return False  # an entry of a tree directory: maybe a new file the tree wants
+        try:
+            st = os.lstat(os.path.join(root, candidate))
+        except OSError:
+            return False
+        return stat.S_ISDIR(st.st_mode) and st.st_ctime_ns <= indexed.listed_ns
+    return False
+
+
+@dataclass(slots=True)
 class _WatchState:
     announced: bool = False
     retry_at: float | None = None  # a failed re-index is tried again from then on
@@ -181,6 +219,7 @@ def _watch(
     debounce: int,
     index: Callable[[], None],
     state: _WatchState,
+    indexed: Indexed | None = None,
 ) -> bool:
     """Re-index on every change until interrupted (True), or until watchfiles stops at a path
     it cannot decode, a non-UTF-8 file name, or the directory is replaced under its path (a
@@ -206,6 +245,8 @@ def _watch(
                     _reindex(root, index, state)
                 state.announced, state.replaced = False, True
                 return False
+            if indexed is not None and changes:
+                changes = {c for c in changes if not left_out(root, c[1], indexed)}
             if changes or (state.retry_at is not None and time.monotonic() >= state.retry_at):
                 _reindex(root, index, state)
     except RuntimeError as exc:  # watchfiles' WatchfilesRustInternalError
@@ -269,6 +310,7 @@ def watch_command(
         relevant = watch_filter(root, Path(db_file) if db_file else None)
 
         said: set[str] = set()  # warnings already shown: each run repeats the standing ones
+        indexed = Indexed()
 
         def index() -> None:
             report = database.index(root, name=name, replace=replace)
@@ -286,11 +328,14 @@ def watch_command(
                 err_console.print(f"[yellow]... {len(new) - SHOWN_WARNINGS} more warnings[/yellow]")
             said.clear()
             said.update(report.warnings)
+            tree_dirs = database.store.subtree(info.name, "")
+            indexed.dirs = frozenset(n.path for n in tree_dirs if n.is_dir)
+            indexed.listed_ns = int(info.updated_at.timestamp() * 1_000_000_000)
 
         index()
         state = _WatchState()
         try:
-            while not _watch(watchfiles, root, relevant, debounce, index, state):
+            while not _watch(watchfiles, root, relevant, debounce, index, state, indexed):
                 state.retry_at = time.monotonic()  # re-index once the new watch is live
         except KeyboardInterrupt:
             pass
