@@ -428,6 +428,8 @@ def test_left_out_is_what_the_last_index_left_out(tmp_path: Path) -> None:
     (root / "later").mkdir()  # created after the listing (an empty directory git skipped)
     (root / "later" / "b.py").write_text("B = 1\n")
     assert not left_out(root, str(root / "later" / "b.py"), listed)
+    (root / "logs" / "old" / "new.py").write_text("N = 1\n")  # a new entry, down inside
+    assert not left_out(root, str(root / "logs" / "old" / "new.py"), listed)
 
 
 @needs_watchfiles

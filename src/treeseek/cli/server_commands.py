@@ -187,11 +187,16 @@ def left_out(root: Path, changed: str, indexed: Indexed) -> bool:
             continue
         if depth == len(parts) - 1:
             return False  # an entry of a tree directory: maybe a new file the tree wants
-        try:
-            st = os.lstat(os.path.join(root, candidate))
-        except OSError:
-            return False
-        return stat.S_ISDIR(st.st_mode) and st.st_ctime_ns <= indexed.listed_ns
+        # every directory from there down to the change's own must be as it was listed (a
+        # directory git skipped while empty gets files: its entries changed since)
+        for inner in range(depth, len(parts) - 1):
+            try:
+                st = os.lstat(os.path.join(root, *parts[: inner + 1]))
+            except OSError:
+                return False
+            if not stat.S_ISDIR(st.st_mode) or st.st_ctime_ns > indexed.listed_ns:
+                return False
+        return True
     return False
 
 
