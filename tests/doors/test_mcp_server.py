@@ -439,3 +439,31 @@ def test_search_with_a_language_ranks_the_files_of_that_language(tmp_path: Path)
             assert text(found).splitlines()[1].startswith("1. widget.js"), text(found)
 
         run(session, server)
+
+
+def test_a_tree_whose_directory_is_gone_is_not_told_to_call_index(tmp_path: Path) -> None:
+    """trees and search said 'STALE since ... (): call index' for a tree whose directory
+    no longer exists, and index then failed ('where tree was built, is gone'): they say the
+    directory is gone, as `treeseek trees` does ('root missing')."""
+    root = tmp_path / "gone"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "a.py").write_text("def vanishing_helper():\n    return 1\n")
+    db_path = tmp_path / "g.db"
+    with treeseek.open(db_path) as db:
+        db.index(root, name="gone")
+        shutil.rmtree(root)
+        server = build_server(Service(db, freshness_ttl=0))
+
+        async def session(client: Client) -> None:
+            listed = text(await client.call_tool("trees", {}))
+            found = text(
+                await client.call_tool(
+                    "search", {"tree": "gone", "question": "vanishing_helper", "budget": 0}
+                )
+            )
+            for answer in (listed, found.splitlines()[0]):
+                assert f"{root} no longer exists" in answer, answer
+                assert "call index" not in answer and "()" not in answer, answer
+            assert "1. pkg/a.py" in found  # the stored copy still answers
+
+        run(session, server)

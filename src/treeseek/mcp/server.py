@@ -64,6 +64,11 @@ def _where(evidence: dict[str, Any] | None) -> str:
 
 
 def _fresh_note(freshness: dict[str, Any]) -> str:
+    if freshness.get("missing_root"):  # index would fail: it re-reads where it was built
+        return (
+            f"indexed {freshness.get('indexed_at')}; {freshness.get('root')} no longer exists"
+            " (answers come from the stored copy)"
+        )
     if freshness.get("stale"):
         parts = [f"{freshness[k]} {k}" for k in ("changed", "removed") if freshness.get(k)]
         if freshness.get("dirs_changed"):
