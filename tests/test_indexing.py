@@ -472,3 +472,33 @@ def test_progress_reports_reading_and_writing(tmp_path: Path, repo: Path) -> Non
     assert reads and reads[-1].done == reads[-1].total == 13
     writes = [e for e in events if e.phase == "write"]
     assert [w.done for w in writes] == [0, writes[0].total] and writes[0].total == 13 + 2
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="Linux's coarse real-time clock")
+def test_a_file_created_while_the_index_reads_leaves_the_tree_stale(tmp_path: Path) -> None:
+    """A file created in a directory after the index listed it (while it reads and hashes
+    the files) is not in the new version, so the tree must say it is stale. Freshness took
+    the commit's time for 'indexed at', after the reads: the directory's newer entry looked
+    older than the index and the tree was called fresh for good."""
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "a.py").write_text("A = 1\n")
+    coarse = 5  # CLOCK_REALTIME_COARSE: the clock file times are stamped from
+
+    def create_late(progress: treeseek.IndexProgress) -> None:
+        if progress.phase == "read" and progress.done == progress.total:
+            listed_before = time.time_ns()
+            while time.clock_gettime_ns(coarse) <= listed_before:  # the next clock tick
+                pass
+            (root / "pkg" / "late.py").write_text("LATE = 2\n")
+
+    with treeseek.open(tmp_path / "t.db") as db:
+        db.index(root, name="t", progress=create_late)
+        assert db.content("t", "pkg/a.py") == b"A = 1\n"
+        with pytest.raises(NodeNotFound):
+            db.node("t", "pkg/late.py")
+        fresh = db.freshness("t")
+        assert fresh.stale is True and fresh.dirs_changed == 1, fresh
+        db.index(root, name="t")
+        assert db.content("t", "pkg/late.py") == b"LATE = 2\n"
+        assert db.freshness("t").stale is False

@@ -769,13 +769,17 @@ def _default_name(source: str | Path | TreeBuilder | None, paths_from: str | Pat
 
 def is_bare_git_repository(path: Path) -> bool:
     """A bare git repository (``HEAD``, ``objects/``, ``refs/``, no work tree): indexing its
-    directory would index pack files, so its HEAD commit is indexed instead."""
-    return (
-        (path / "HEAD").is_file()
-        and (path / "objects").is_dir()
-        and (path / "refs").is_dir()
-        and not (path / ".git").exists()
-    )
+    directory would index pack files, so its HEAD commit is indexed instead. A directory this
+    process may not search is not one (reading it then says why, naming the directory)."""
+    try:
+        return (
+            (path / "HEAD").is_file()
+            and (path / "objects").is_dir()
+            and (path / "refs").is_dir()
+            and not (path / ".git").exists()
+        )
+    except OSError:
+        return False
 
 
 def open(

@@ -195,6 +195,23 @@ def test_freshness_of_a_directory_tree(project: Path, tmp_path: Path) -> None:
         assert db.freshness("p").stale is False
 
 
+def test_a_database_inside_the_tree_does_not_make_it_stale(project: Path) -> None:
+    """A database kept in the directory it indexes (``db = "treeseek.db"`` in a project's
+    treeseek.toml): SQLite removes its -wal and -shm files when the last connection closes,
+    which touches the directory, and the tree was STALE (1 dirs) after every index. A file
+    really added there still makes it stale."""
+    db = project / "treeseek.db"
+    with treeseek.open(db) as database:
+        database.index(project, name="p")
+    assert not Path(f"{db}-wal").exists()  # closed: the side files are gone
+    with treeseek.open(db) as database:
+        assert database.freshness("p").stale is False, database.freshness("p")
+    (project / "added.py").write_text("ADDED = 1\n")
+    with treeseek.open(db) as database:
+        stale = database.freshness("p")
+        assert stale.stale is True and stale.dirs_changed == 1, stale
+
+
 needs_watchfiles = pytest.mark.skipif(
     __import__("importlib").util.find_spec("watchfiles") is None, reason="needs watchfiles"
 )
@@ -307,6 +324,38 @@ def test_watch_ends_with_an_error_when_its_directory_is_removed(tmp_path: Path) 
             proc.wait(timeout=30)
 
 
+@needs_watchfiles
+@pytest.mark.timeout(120)
+def test_watch_follows_a_directory_replaced_under_its_path(project: Path, tmp_path: Path) -> None:
+    """A checkout swapped in by rename (a fresh clone or a deploy moved over the old one): the
+    watcher re-indexes the new directory and keeps seeing its changes, rather than watching
+    the old one, moved away, and letting the tree go stale without a word."""
+    db = tmp_path / "w.db"
+    proc = _watch(project, db)
+    try:
+        assert proc.stdout is not None
+        assert "indexed project" in proc.stdout.readline()
+        assert "watching" in proc.stdout.readline()
+        fresh = tmp_path / "fresh"
+        shutil.copytree(project, fresh)
+        (fresh / "pkg" / "swapped.py").write_text("def swapped():\n    return 1\n")
+        project.rename(tmp_path / "old")
+        fresh.rename(project)
+        again = proc.stdout.readline()  # blocks until it notices (the timeout bounds it)
+        assert "watching" in again and "again: the directory was replaced" in again, again
+        swapped = proc.stdout.readline()
+        assert "indexed project: 1 added" in swapped, swapped
+        (project / "pkg" / "late.py").write_text("def latecomer():\n    return 1\n")
+        late = proc.stdout.readline()
+        assert "indexed project: 1 added" in late, late
+        with treeseek.open(db) as database:
+            assert database.text("project", "pkg/late.py") is not None
+            assert database.text("project", "pkg/swapped.py") is not None
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
 def test_watch_debounce_is_bounded(project: Path, tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
@@ -332,6 +381,59 @@ def test_watch_filter_ignores_the_database_and_paths_through_symlinks(tmp_path: 
     assert not relevant(None, str(root / "up" / "w.db-wal"))
     assert not relevant(None, str(root / "up" / "elsewhere.py"))  # outside the root
     assert not relevant(None, str(root / ".git" / "index"))
+
+
+@needs_watchfiles
+def test_watch_does_not_reindex_for_writes_inside_an_ignored_directory(
+    project: Path, tmp_path: Path
+) -> None:
+    """A log appended under an ignored ``logs/`` (a dev server, a test run's cache) made
+    the watcher re-index the tree after every write ("0 added, 0 changed, 0 removed" twice a
+    second, a full listing each time); it now waits for a change the tree can hold."""
+    (project / ".gitignore").write_text("logs/\n")
+    (project / "logs").mkdir()
+    (project / "logs" / "app.log").write_text("start\n")
+    db = tmp_path / "w.db"
+    proc = _watch(project, db, "--debounce", "50")
+    try:
+        assert proc.stdout is not None
+        assert "indexed project" in proc.stdout.readline()
+        assert "watching" in proc.stdout.readline()
+        for n in range(5):
+            with (project / "logs" / "app.log").open("a") as log:
+                log.write(f"line {n}\n")
+            time.sleep(0.3)  # each write its own batch of changes
+        (project / "pkg" / "retry.py").write_text("def backoff(attempt):\n    return 3\n")
+        line = proc.stdout.readline()
+        assert "indexed project: 0 added, 1 changed, 0 removed" in line, line
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_left_out_is_what_the_last_index_left_out(tmp_path: Path) -> None:
+    from treeseek.cli.server_commands import Indexed, left_out
+
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "logs" / "old").mkdir(parents=True)
+    listed = Indexed(frozenset({"", "pkg"}), time.time_ns())
+    assert left_out(root, str(root / "logs" / "app.log"), listed)
+    assert left_out(root, str(root / "logs" / "old" / "x.log"), listed)
+    assert not left_out(root, str(root / "pkg" / "a.py"), listed)  # a tree directory's
+    assert not left_out(root, str(root / "new.py"), listed)  # a new entry of the root
+    assert not left_out(root, str(root / "logs"), listed)  # the directory itself
+    assert not left_out(root, str(root / "gone" / "x.py"), listed)  # not there: re-index
+    assert not left_out(root, str(root / "logs" / "app.log"), Indexed())  # never indexed
+    coarse = 5  # CLOCK_REALTIME_COARSE: the clock inode times are stamped from
+    ticked = time.time_ns()
+    while time.clock_gettime_ns(coarse) <= ticked:  # the next clock tick
+        pass
+    (root / "later").mkdir()  # created after the listing (an empty directory git skipped)
+    (root / "later" / "b.py").write_text("B = 1\n")
+    assert not left_out(root, str(root / "later" / "b.py"), listed)
+    (root / "logs" / "old" / "new.py").write_text("N = 1\n")  # a new entry, down inside
+    assert not left_out(root, str(root / "logs" / "old" / "new.py"), listed)
 
 
 @needs_watchfiles

@@ -59,6 +59,18 @@ async def exercise(client: Client, project: Path) -> None:
     assert {t.name for t in tools.tools} == TOOLS
     for tool in tools.tools:
         assert tool.description and len(tool.description) > 40, tool.name
+        assert tool.input_schema.get("additionalProperties") is False, tool.name  # as called
+    schemas = {t.name: t.input_schema["properties"] for t in tools.tools}
+    assert schemas["references"]["kind"]["enum"] == [
+        "callers",
+        "callees",
+        "importers",
+        "imports",
+        "subclasses",
+        "superclasses",
+    ]
+    language = [b for b in schemas["search"]["language"]["anyOf"] if b.get("type") == "string"]
+    assert "python" in language[0]["enum"] and "cobol" not in language[0]["enum"]
 
     listed = text(await client.call_tool("trees", {}))
     assert listed.startswith("demo: ") and "indexed" in listed
@@ -101,6 +113,13 @@ async def exercise(client: Client, project: Path) -> None:
         ({"tool": "search", "tree": "demo", "question": "x", "path": "nope/"}, "no node 'nope'"),
         ({"tool": "search", "tree": "demo", "question": "x", "language": "cobol"}, "unknown lang"),
         ({"tool": "find_symbol", "tree": "demo", "name": "n" * 100_000}, "more characters)"),
+        # a misspelt argument is an error, not silently the default
+        (
+            {"tool": "search", "tree": "demo", "question": "x", "top_k": 3},
+            "bad arguments: unknown argument top_k; this tool takes tree, question, k, budget",
+        ),
+        ({"tool": "trees", "verbose": True}, "unknown argument verbose; this tool takes none"),
+        ({"tool": "search", "tree": "demo", "question": "x", "budget": -1}, "budget must be"),
         (
             {"tool": "read", "tree": "demo", "path": "big.txt", "start": "one"},
             "bad arguments: start: Input should be a valid integer",
@@ -353,3 +372,98 @@ def test_read_of_a_section_takes_its_document_s_line_numbers(tmp_path: Path) -> 
                 assert doc == "guide.md:9-9 of 11\n9:## Configure"
 
             run(session, url + "/mcp")
+
+
+def test_search_with_a_path_ranks_the_files_under_it(tmp_path: Path) -> None:
+    """``search(path=...)`` ranks the files under ``path``, not the whole tree's best few
+    filtered afterwards: a directory whose files all rank below the whole tree's first k x 5
+    (tests, docs) answered "no files found" although its files match."""
+    root = tmp_path / "shop"
+    (root / "src").mkdir(parents=True)
+    (root / "tests").mkdir()
+    for n in range(12):  # every one of them matches better than the test does
+        (root / "src" / f"widget_{n}.py").write_text(
+            f'"""Widget pricing {n}."""\n\n\ndef widget_price_{n}(widget):\n'
+            "    return widget.price * widget.count  # widget price widget\n"
+        )
+    (root / "tests" / "test_widget.py").write_text(
+        "def test_price():\n    assert compute(3) == 9  # widget\n"
+    )
+    db_path = tmp_path / "s.db"
+    with treeseek.open(db_path) as db:
+        db.index(root, name="shop")
+        server = build_server(Service(db))
+
+        async def session(client: Client) -> None:
+            for budget in (0, 4000):  # with a filter the answer is the file list either way
+                found = await client.call_tool(
+                    "search",
+                    {
+                        "tree": "shop",
+                        "question": "widget price",
+                        "k": 1,
+                        "path": "tests",
+                        "budget": budget,
+                    },
+                )
+                assert not found.is_error, text(found)
+                assert text(found).splitlines()[1].startswith("1. tests/test_widget.py"), text(
+                    found
+                )
+
+        run(session, server)
+
+
+def test_search_with_a_language_ranks_the_files_of_that_language(tmp_path: Path) -> None:
+    """``search(language=...)`` ranks that language's files, as ``path`` ranks a
+    directory's: a language whose files all rank below the tree's first k x 5 answered
+    "no files found"."""
+    root = tmp_path / "app"
+    root.mkdir()
+    for n in range(12):
+        (root / f"widget_{n}.py").write_text(
+            f"def widget_price_{n}(widget):\n    return widget.price  # widget price widget\n"
+        )
+    (root / "widget.js").write_text("export function price(w) { return w.widget; }\n")
+    db_path = tmp_path / "l.db"
+    with treeseek.open(db_path) as db:
+        db.index(root, name="app")
+        server = build_server(Service(db))
+
+        async def session(client: Client) -> None:
+            found = await client.call_tool(
+                "search",
+                {"tree": "app", "question": "widget price", "k": 1, "language": "javascript"},
+            )
+            assert not found.is_error, text(found)
+            assert text(found).splitlines()[1].startswith("1. widget.js"), text(found)
+
+        run(session, server)
+
+
+def test_a_tree_whose_directory_is_gone_is_not_told_to_call_index(tmp_path: Path) -> None:
+    """trees and search said 'STALE since ... (): call index' for a tree whose directory
+    no longer exists, and index then failed ('where tree was built, is gone'): they say the
+    directory is gone, as `treeseek trees` does ('root missing')."""
+    root = tmp_path / "gone"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "a.py").write_text("def vanishing_helper():\n    return 1\n")
+    db_path = tmp_path / "g.db"
+    with treeseek.open(db_path) as db:
+        db.index(root, name="gone")
+        shutil.rmtree(root)
+        server = build_server(Service(db, freshness_ttl=0))
+
+        async def session(client: Client) -> None:
+            listed = text(await client.call_tool("trees", {}))
+            found = text(
+                await client.call_tool(
+                    "search", {"tree": "gone", "question": "vanishing_helper", "budget": 0}
+                )
+            )
+            for answer in (listed, found.splitlines()[0]):
+                assert f"{root} no longer exists" in answer, answer
+                assert "call index" not in answer and "()" not in answer, answer
+            assert "1. pkg/a.py" in found  # the stored copy still answers
+
+        run(session, server)

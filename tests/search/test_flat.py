@@ -14,6 +14,7 @@ import treeseek
 from treeseek.code.conventions import is_test_path
 from treeseek.database import Database
 from treeseek.embed.base import Embedder
+from treeseek.errors import ConfigError
 from treeseek.index.code_hook import CodeIndexHook
 from treeseek.llm.lexical import LexicalNavigator
 from treeseek.search.base import QueryOptions, SearchContext
@@ -280,3 +281,20 @@ def test_evidence_lookup_can_be_skipped_for_score_only_callers(db: Database) -> 
     assert with_ev[0].path == "shop/billing/invoice.py"
     assert with_ev[0].evidence.chunk is not None
     assert all(h.evidence.chunk is None for h in without)
+
+
+def test_path_prefix_query_option(db: Database) -> None:
+    """``path_prefix`` (a QueryOptions field: the API's, and MCP search's ``path``) ranks
+    the files under it with flat; it is checked, and another strategy says it ignored it."""
+    scoped = db.query("shop", "invoice tax search", strategy="flat", path_prefix="shop/catalog")
+    assert [h.path for h in scoped.files] == ["shop/catalog/search.py"]
+    with pytest.raises(ConfigError, match="not a clean repo-relative path"):
+        db.query("shop", "invoice", strategy="flat", path_prefix="../etc")
+    with pytest.raises(ConfigError, match="must be a string"):
+        db.query("shop", "invoice", strategy="flat", path_prefix=3)
+    beam = db.query("shop", "invoice", strategy="beam", path_prefix="shop/catalog")
+    assert any("path_prefix is applied by the flat" in n for n in beam.trace.params["notes"])
+    python = db.query("shop", "billing invoices pdf", strategy="flat", language="python")
+    assert python.files and all(h.path.endswith(".py") for h in python.files)
+    with pytest.raises(ConfigError, match="unknown language 'cobol'"):
+        db.query("shop", "invoice", strategy="flat", language="cobol")

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -391,3 +394,72 @@ def test_utf16_and_utf32_text_with_a_byte_order_mark_is_stored_as_utf8(
         coded.index(FilesystemBuilder(tmp_path, use_git=False), name="t")
         (wide,) = coded.outline("t", "wide.py").files
         assert [i.name_path for i in wide.items] == ["wide.py::flux_capacitor"]
+
+
+UNREADABLE_ROOT = """
+import json, os, sys
+import treeseek
+base = sys.argv[1]
+src = os.path.join(base, "src")
+out = {}
+with treeseek.open(os.path.join(base, "t.db")) as db:
+    db.index(src, name="t")
+    for mode in (0o311, 0o000):  # listing refused; everything refused
+        os.chmod(src, mode)
+        try:
+            report = db.index(src, name="t")
+            out[oct(mode)] = f"indexed: {report.removed} removed"
+        except treeseek.TreeseekError as exc:
+            out[oct(mode)] = f"{type(exc).__name__}: {exc}"
+        finally:
+            os.chmod(src, 0o755)
+    out["files"] = db.tree("t").file_count
+print(json.dumps(out))
+"""
+
+
+def _unprivileged() -> list[str] | None:
+    """How to run a child without the right to bypass file permissions: as it is (not
+    root), or as nobody through setpriv (root); None when neither is possible."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return None
+    return [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+def test_a_root_that_cannot_be_listed_is_an_error_not_an_empty_tree() -> None:
+    """A directory tree whose root lost its read permission (a watch, an MCP or HTTP
+    re-index) was re-indexed as an empty tree, every file removed, with one warning
+    ('.: cannot list directory'); with no permission at all the error named a HEAD file the
+    directory never had. Both are now a BuildError naming the directory, nothing written."""
+    prefix = _unprivileged()
+    if prefix is None:
+        pytest.skip("root without setpriv: cannot drop the right to read any directory")
+    base = Path(tempfile.mkdtemp(prefix="treeseek-perm-", dir="/tmp"))
+    try:
+        (base / "src" / "pkg").mkdir(parents=True)
+        for n in range(3):
+            (base / "src" / "pkg" / f"m{n}.py").write_text(f"VALUE_{n} = {n}\n")
+        base.chmod(0o755)
+        if prefix:
+            for path in [base, *base.rglob("*")]:
+                os.chown(path, 65534, 65534)
+        env = {**os.environ, "PYTHONPATH": str(Path(treeseek.__file__).parents[1])}
+        done = subprocess.run(
+            [*prefix, sys.executable, "-c", UNREADABLE_ROOT, str(base)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        out = json.loads(done.stdout)
+        src = str(base / "src")
+        for mode in ("0o311", "0o0"):
+            assert out[mode].startswith("BuildError: "), out
+            assert f"cannot list {src}" in out[mode] and "HEAD" not in out[mode], out
+        assert out["files"] == 3  # the stored tree is as it was
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

@@ -11,6 +11,7 @@ treeseek watch ~/src/app --name app                # re-index on every change
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import time
 from collections.abc import Callable
@@ -158,10 +159,62 @@ def watch_filter(root: Path, db_file: Path | None) -> Callable[[Any, str], bool]
 
 
 @dataclass(slots=True)
+class Indexed:
+    """What the last index of a watched directory listed: the tree's directories, and when
+    the listing began (ns since the epoch; 0: not indexed yet)."""
+
+    dirs: frozenset[str] = frozenset()
+    listed_ns: int = 0
+
+
+def left_out(root: Path, changed: str, indexed: Indexed) -> bool:
+    """Whether ``changed`` lies inside a directory the last index left out (ignored by a
+    .gitignore or .treeseekignore, say) whose entries have not changed since it listed the
+    tree: re-indexing for it would change nothing, and a log written under an ignored
+    ``logs/`` re-indexed the tree on every write. Anything else (a tree file, a new entry of
+    a tree directory, a directory created or changed since) is not left out."""
+    if not indexed.listed_ns:
+        return False
+    relative = os.path.relpath(changed, root)
+    if relative == "." or relative.startswith(".." + os.sep) or relative == "..":
+        return False
+    parts = relative.split(os.sep)
+    prefix = ""
+    for depth, part in enumerate(parts):
+        candidate = f"{prefix}/{part}" if prefix else part
+        if candidate in indexed.dirs:
+            prefix = candidate
+            continue
+        if depth == len(parts) - 1:
+            return False  # an entry of a tree directory: maybe a new file the tree wants
+        # every directory from there down to the change's own must be as it was listed (a
+        # directory git skipped while empty gets files: its entries changed since)
+        for inner in range(depth, len(parts) - 1):
+            try:
+                st = os.lstat(os.path.join(root, *parts[: inner + 1]))
+            except OSError:
+                return False
+            if not stat.S_ISDIR(st.st_mode) or st.st_ctime_ns > indexed.listed_ns:
+                return False
+        return True
+    return False
+
+
+@dataclass(slots=True)
 class _WatchState:
     announced: bool = False
     retry_at: float | None = None  # a failed re-index is tried again from then on
     failed: str = ""  # the last failure's message, said once while it repeats
+    replaced: bool = False  # the directory was replaced under its path: watched again
+
+
+def _identity(root: Path) -> tuple[int, int] | None:
+    """Which directory ``root`` names now (device, inode); None when nothing is there."""
+    try:
+        st = os.stat(root)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def _watch(
@@ -171,9 +224,13 @@ def _watch(
     debounce: int,
     index: Callable[[], None],
     state: _WatchState,
+    indexed: Indexed | None = None,
 ) -> bool:
     """Re-index on every change until interrupted (True), or until watchfiles stops at a path
-    it cannot decode, a non-UTF-8 file name (False: the caller watches again)."""
+    it cannot decode, a non-UTF-8 file name, or the directory is replaced under its path (a
+    fresh checkout renamed over it: the watcher would go on watching the old one, moved
+    away) (False: the caller watches again and re-indexes)."""
+    watched = _identity(root)
     try:
         for changes in watchfiles.watch(
             root,
@@ -184,8 +241,17 @@ def _watch(
             rust_timeout=1000,
         ):
             if not state.announced:
-                err_console.print(f"watching {display_markup(str(root))} (Ctrl-C to stop)")
-                state.announced = True
+                again = " again: the directory was replaced" if state.replaced else ""
+                err_console.print(f"watching {display_markup(str(root))}{again} (Ctrl-C to stop)")
+                state.announced, state.replaced = True, False
+            now = _identity(root)
+            if now != watched:
+                if now is None:  # removed: the re-index ends the command with its error
+                    _reindex(root, index, state)
+                state.announced, state.replaced = False, True
+                return False
+            if indexed is not None and changes:
+                changes = {c for c in changes if not left_out(root, c[1], indexed)}
             if changes or (state.retry_at is not None and time.monotonic() >= state.retry_at):
                 _reindex(root, index, state)
     except RuntimeError as exc:  # watchfiles' WatchfilesRustInternalError
@@ -249,6 +315,7 @@ def watch_command(
         relevant = watch_filter(root, Path(db_file) if db_file else None)
 
         said: set[str] = set()  # warnings already shown: each run repeats the standing ones
+        indexed = Indexed()
 
         def index() -> None:
             report = database.index(root, name=name, replace=replace)
@@ -266,11 +333,14 @@ def watch_command(
                 err_console.print(f"[yellow]... {len(new) - SHOWN_WARNINGS} more warnings[/yellow]")
             said.clear()
             said.update(report.warnings)
+            tree_dirs = database.store.subtree(info.name, "")
+            indexed.dirs = frozenset(n.path for n in tree_dirs if n.is_dir)
+            indexed.listed_ns = int(info.updated_at.timestamp() * 1_000_000_000)
 
         index()
         state = _WatchState()
         try:
-            while not _watch(watchfiles, root, relevant, debounce, index, state):
+            while not _watch(watchfiles, root, relevant, debounce, index, state, indexed):
                 state.retry_at = time.monotonic()  # re-index once the new watch is live
         except KeyboardInterrupt:
             pass

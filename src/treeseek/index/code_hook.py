@@ -23,6 +23,7 @@ import multiprocessing
 import os
 import posixpath
 import re
+import signal
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -197,6 +198,13 @@ def _parse(path: str, data: bytes) -> PreparedCode | str:
         return f"{type(exc).__name__}: {exc}"
 
 
+def _ignore_interrupts() -> None:
+    """Pool worker initializer: Ctrl-C reaches the whole process group, and a worker that
+    took it would print its own traceback (and a pool that lost a worker's task can wait for
+    it forever); the parent alone handles it, and its ``with`` block terminates the pool."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 class CodeIndexHook:
     """Parses changed contents with :func:`treeseek.code.parse.index_file` and stores them.
 
@@ -313,7 +321,7 @@ class CodeIndexHook:
                 yield job, _parse(job[1], job[2])
             return
         context = multiprocessing.get_context("fork")
-        with context.Pool(self.workers) as pool:
+        with context.Pool(self.workers, initializer=_ignore_interrupts) as pool:
             results = pool.imap(
                 _parse_job, ((path, data) for _, path, data in jobs), chunksize=PARALLEL_CHUNK
             )

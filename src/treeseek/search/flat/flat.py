@@ -40,6 +40,7 @@ reached through the :class:`~treeseek.search.base.SearchContext`).
 
 from __future__ import annotations
 
+import copy
 import math
 import threading
 import time
@@ -1246,6 +1247,16 @@ class FlatRetriever(Retriever):
         return out
 
     def retrieve(self, ctx: SearchContext, query: str, options: QueryOptions) -> Result:
+        languages = frozenset({options.language}) if options.language else frozenset()
+        prefix, cfg = options.path_prefix, self.config
+        if (prefix and prefix != cfg.path_prefix) or (languages and languages != cfg.languages):
+            # the files under one directory, or of one language: the same retriever (its
+            # embedder), that scope
+            scoped = copy.copy(self)
+            scoped.config = replace(
+                cfg, path_prefix=prefix or cfg.path_prefix, languages=languages or cfg.languages
+            )
+            return scoped.retrieve(ctx, query, options)
         started = time.perf_counter()
         ranking = self.rank(ctx, query, options.k)
         hits = attach_contents(ctx.store, ctx.tree.name, ranking.hits, options)
