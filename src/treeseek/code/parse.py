@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from treeseek.code.chunks import build_chunks
 from treeseek.code.edges import extract_edges
 from treeseek.code.entrypoints import extract_entrypoints
-from treeseek.code.languages import SUPPORTED, family, language_for_path
+from treeseek.code.languages import SUPPORTED, family, header_language, language_for_path
 from treeseek.code.model import FileCodeIndex, Symbol, SymbolKind
 from treeseek.code.modules import module_name
 from treeseek.code.queries import BY_FAMILY
@@ -60,6 +60,7 @@ def index_file(path: str, data: bytes) -> FileCodeIndex:
     if is_binary(data):
         return FileCodeIndex(language, module, (), parse_error="binary content")
     text, data = decode(data)
+    language = header_language(path, data, language)
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()

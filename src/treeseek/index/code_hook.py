@@ -29,7 +29,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from treeseek.code.conventions import is_data_file, is_test_path
-from treeseek.code.languages import language_for_path
+from treeseek.code.languages import header_language, language_for_path
 from treeseek.code.model import FileCodeIndex, Symbol, SymbolKind
 from treeseek.code.parse import index_file
 from treeseek.embed.base import Embedder
@@ -277,6 +277,8 @@ class CodeIndexHook:
             for key in batch:
                 head = heads.get(key.content_hash, b"")
                 language = language_for_path(key.path, head[:SNIFF_BYTES])
+                # a C++ header named .h, when its head shows it (else parsed again below)
+                language = header_language(key.path, head, language)
                 if not embeds_file(key.path, language):
                     continue
                 if language == lacking[key]:

@@ -1,0 +1,97 @@
+"""Symbol names and spans on inputs a real repository has (found by auditing real trees)."""
+
+from __future__ import annotations
+
+from treeseek.code.parse import index_file
+
+CPP_HEADER = """// Copyright (c) 2012 - present, Victor Zverovich
+// All rights reserved.
+
+#ifndef FMT_WIDGET_H_
+#define FMT_WIDGET_H_
+
+#include <string>
+
+namespace fmt {
+namespace detail {
+
+template <typename T> class buffer {
+ public:
+  buffer() = default;
+  auto size() const -> size_t { return size_; }
+
+ private:
+  size_t size_ = 0;
+};
+
+struct monostate {
+  constexpr monostate() {}
+};
+
+}  // namespace detail
+
+inline auto to_string(int value) -> std::string {
+  return std::to_string(value);
+}
+
+}  // namespace fmt
+
+#endif  // FMT_WIDGET_H_
+"""
+
+C_HEADER = """/* A C library header that C++ can include. */
+#ifndef UV_H
+#define UV_H
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#include <stddef.h>
+
+typedef struct uv_loop_s uv_loop_t;
+
+struct uv_loop_s {
+  void* data;
+  unsigned int active_handles;
+};
+
+int uv_loop_init(uv_loop_t* loop);
+
+static inline int uv_is_active(const uv_loop_t* loop) {
+  return loop->active_handles > 0;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* UV_H */
+"""
+
+
+def _spans(path: str, text: str) -> dict[str, tuple[str, int, int]]:
+    ix = index_file(path, text.encode())
+    return {s.qname: (s.kind.value, s.start_line, s.end_line) for s in ix.symbols}
+
+
+def test_cpp_header_with_h_suffix_is_parsed_as_cpp() -> None:
+    ix = index_file("include/fmt/widget.h", CPP_HEADER.encode())
+    assert ix.language == "cpp"
+    assert ix.parse_error is None
+    assert _spans("include/fmt/widget.h", CPP_HEADER) == _spans(
+        "include/fmt/widget.hpp", CPP_HEADER
+    )
+    spans = _spans("include/fmt/widget.h", CPP_HEADER)
+    assert spans["buffer"] == ("class", 12, 19)
+    assert spans["buffer.size"] == ("method", 15, 15)
+    assert spans["monostate"] == ("class", 21, 23)
+    assert spans["to_string"] == ("function", 27, 29)
+
+
+def test_c_header_stays_c() -> None:
+    ix = index_file("include/uv.h", C_HEADER.encode())
+    assert ix.language == "c"
+    spans = _spans("include/uv.h", C_HEADER)
+    assert spans == {
+        "uv_loop_s": ("class", 12, 15),
+        "uv_is_active": ("function", 19, 21),
+    }
