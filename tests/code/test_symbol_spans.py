@@ -95,3 +95,59 @@ def test_c_header_stays_c() -> None:
         "uv_loop_s": ("class", 12, 15),
         "uv_is_active": ("function", 19, 21),
     }
+
+
+PY_OVERLOADS = """from typing import overload
+import typing
+
+
+class HTTPBasicAuth:
+    @overload
+    def __init__(self, username: str) -> None: ...
+    @typing.overload
+    def __init__(self, username: bytes) -> None: ...
+
+    def __init__(self, username):
+        def check(name):
+            return name
+
+        self.username = check(username)
+
+
+@overload
+def parse(x: int) -> int: ...
+@overload
+def parse(x: str) -> str: ...
+def parse(x):
+    return x
+"""
+
+TS_OVERLOADS = """export function string(): ZodString;
+export function string<T extends string>(params?: string): ZodType<T>;
+export function string(params?: string): ZodString {
+  return core._string(ZodString, params);
+}
+"""
+
+
+def test_overload_stubs_do_not_take_the_implementations_name() -> None:
+    """`expand path::f` names the implementation, not the first `@overload` stub before it."""
+    spans = _spans("src/auth.py", PY_OVERLOADS)
+    assert spans["HTTPBasicAuth.__init__"] == ("method", 11, 15)
+    assert spans["HTTPBasicAuth.__init__.check"] == ("function", 12, 13)
+    assert spans["HTTPBasicAuth.__init__@2"] == ("method", 6, 7)
+    assert spans["HTTPBasicAuth.__init__@3"] == ("method", 8, 9)
+    assert spans["parse"] == ("function", 22, 23)
+    assert {spans["parse@2"], spans["parse@3"]} == {("function", 18, 19), ("function", 20, 21)}
+    ix = index_file("src/auth.py", PY_OVERLOADS.encode())
+    calls = {(e.src, e.dst_ref) for e in ix.edges if e.type.value == "calls"}
+    assert ("HTTPBasicAuth.__init__", "check") in calls
+
+    ts = _spans("src/schemas.ts", TS_OVERLOADS)
+    assert ts["string"] == ("function", 3, 5)
+    assert ts["string@2"] == ("function", 1, 1)
+    assert ts["string@3"] == ("function", 2, 2)
+    chunks = index_file("src/schemas.ts", TS_OVERLOADS.encode()).chunks
+    assert [(c.symbol, c.start_line, c.end_line) for c in chunks if c.start_line == 3] == [
+        ("string", 3, 5)
+    ]

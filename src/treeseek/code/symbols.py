@@ -46,6 +46,7 @@ class _Def:
     name: str
     qualifier: str = ""  # e.g. Go receiver type, C++ "Foo" of "Foo::bar"
     payload: dict[str, Any] = field(default_factory=dict)
+    stub: bool = False  # an overload signature (Python @overload, TypeScript): no body
 
 
 def extract_symbols(src: Source) -> SymbolTable:
@@ -109,6 +110,7 @@ def _assemble(fam: str, src: Source, defs: list[_Def]) -> SymbolTable:
     spans: list[tuple[int, int, str]] = []
     stack: list[tuple[_Def, str]] = []  # (def, qname)
     seen: dict[str, int] = {}
+    order: list[str] = []  # the qname of each def
     for d in defs:
         while stack and stack[-1][0].node.end_byte <= d.node.start_byte:
             stack.pop()
@@ -125,6 +127,7 @@ def _assemble(fam: str, src: Source, defs: list[_Def]) -> SymbolTable:
         else:
             seen[qname] = 1
         stack.append((d, qname))
+        order.append(qname)
         spans.append((d.node.start_byte, d.node.end_byte, qname))
         if d.role == "container":
             continue
@@ -141,6 +144,18 @@ def _assemble(fam: str, src: Source, defs: list[_Def]) -> SymbolTable:
         sym = _build(fam, src, d, qname, kind, parent)
         table.symbols.append(sym)
         table.nodes[qname] = d.node
+    renames = _implementations_first(defs, order)
+    if renames:
+        spans = [(a, b, _renamed(q, renames)) for a, b, q in spans]
+        table.symbols = [
+            dataclasses.replace(
+                sym,
+                qname=_renamed(sym.qname, renames),
+                parent=_renamed(sym.parent, renames) if sym.parent else sym.parent,
+            )
+            for sym in table.symbols
+        ]
+        table.nodes = {_renamed(q, renames): n for q, n in table.nodes.items()}
     table.owners = Owners.build(spans)
     known = {sym.qname for sym in table.symbols}
     for i, sym in enumerate(table.symbols):
@@ -149,6 +164,45 @@ def _assemble(fam: str, src: Source, defs: list[_Def]) -> SymbolTable:
             if outer in known:  # Rust impl / C++ out-of-line / Go receiver methods
                 table.symbols[i] = dataclasses.replace(sym, parent=outer)
     return table
+
+
+def _implementations_first(defs: list[_Def], qnames: list[str]) -> dict[str, str]:
+    """Renames that give an overloaded function's plain qname to its implementation: the
+    overload signatures before it (``@overload`` stubs, TypeScript signatures) got the plain
+    qname first, so ``expand path::f`` showed a stub. The stubs take ``@2``, ``@3``, ... in
+    order, then the other definitions, as without stubs."""
+    groups: dict[str, list[int]] = {}
+    for i, q in enumerate(qnames):
+        if defs[i].role != "container":
+            groups.setdefault(_SUFFIX.sub("", q), []).append(i)
+    renames: dict[str, str] = {}
+    for base, members in groups.items():
+        if len(members) < 2 or not defs[members[0]].stub:
+            continue
+        if all(defs[i].stub for i in members):
+            continue
+        impl = next(i for i in members if not defs[i].stub)
+        ordered = [impl] + [i for i in members if i != impl]
+        for n, i in enumerate(ordered, start=1):
+            new = base if n == 1 else f"{base}@{n}"
+            if new != qnames[i]:
+                renames[qnames[i]] = new
+    return renames
+
+
+_SUFFIX = re.compile(r"@\d+$")
+
+
+def _renamed(qname: str, renames: dict[str, str]) -> str:
+    """``qname`` after ``renames`` of itself or of an enclosing qname (``a@3.b`` -> ``a.b``)."""
+    if qname in renames:
+        return renames[qname]
+    cut = len(qname)
+    while (cut := qname.rfind(".", 0, cut)) > 0:
+        head = qname[:cut]
+        if head in renames:
+            return renames[head] + qname[cut:]
+    return qname
 
 
 def _symbol_parent(stack: list[tuple[_Def, str]]) -> str | None:
@@ -290,7 +344,13 @@ def _describe(fam: str, src: Source, node: Node, role: str) -> _Def | None:
             name = src.text(node)
             return _Def(node, node, "const", name) if _UPPER_CONST.match(name) else None
         outer = node.parent if node.parent and node.parent.type == "decorated_definition" else node
-        return _Def(node, outer, role, src.field_text(node, "name"))
+        stub = outer is not node and any(
+            _python_decorator(src, c)
+            in ("overload", "typing.overload", "typing_extensions.overload", "t.overload")
+            for c in outer.children
+            if c.type == "decorator"
+        )
+        return _Def(node, outer, role, src.field_text(node, "name"), stub=stub)
     if fam in ("javascript", "typescript"):
         return _describe_js(src, node, role)
     if fam == "go":
@@ -357,7 +417,8 @@ def _describe_js(src: Source, node: Node, role: str) -> _Def | None:
     if outer.parent is not None and outer.parent.type == "export_statement":
         outer = outer.parent
         payload["exported"] = True
-    return _Def(node, outer, role, src.text(name_node), payload=payload)
+    stub = node.type == "function_signature"  # `function f(x: T): R;` before its body
+    return _Def(node, outer, role, src.text(name_node), payload=payload, stub=stub)
 
 
 def _describe_go(src: Source, node: Node, role: str) -> _Def | None:
