@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import treeseek
 from treeseek.code.parse import index_file
+from treeseek.context.outline import render_file_outline
 
 CPP_HEADER = """// Copyright (c) 2012 - present, Victor Zverovich
 // All rights reserved.
@@ -151,3 +155,20 @@ def test_overload_stubs_do_not_take_the_implementations_name() -> None:
     assert [(c.symbol, c.start_line, c.end_line) for c in chunks if c.start_line == 3] == [
         ("string", 3, 5)
     ]
+
+
+def test_outline_says_def_for_a_repeated_definition(tmp_path: Path) -> None:
+    """`f@2` is a function like `f`: the outline line says `def` for both."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "compat.py").write_text(
+        "try:\n    import json\n\n    def loads(s):\n        return json.loads(s)\n"
+        "except ImportError:\n\n    def loads(s):\n        return eval(s)\n"
+    )
+    with treeseek.open(tmp_path / "t.db") as db:
+        db.index(root, name="t")
+        outline = db.outline("t", "compat.py").files[0]
+    names = [item.name_path for item in outline.items]
+    assert names == ["compat.py::loads", "compat.py::loads@2"]
+    text = render_file_outline("compat.py", outline.lines, outline.items)
+    assert text.splitlines()[1:] == ["  4-5 def loads(s)", "  8-9 def loads(s)"]

@@ -10,6 +10,7 @@ has symbols, and of every document, in path order.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -79,6 +80,7 @@ def items_of(path: str, symbols: Sequence[Symbol]) -> tuple[OutlineItem, ...]:
     )
 
 
+_REPEAT = re.compile(r"@\d+$")  # `f@2`: a repeated definition of `f`
 _KIND_WORD = {
     str(SymbolKind.CLASS): "class",
     str(SymbolKind.FUNCTION): "def",
@@ -97,7 +99,7 @@ def render_file_outline(
     for item in items:
         span = f"{item.start_line:>{width}}-{item.end_line:<{width}}"
         doc = f"  # {item.doc}" if item.doc else ""
-        name = item.name_path.rpartition("::")[2].rpartition(".")[2]
+        name = _REPEAT.sub("", item.name_path.rpartition("::")[2].rpartition(".")[2])
         # Python-style signatures start with the name: say what it is; others carry keywords
         word = _KIND_WORD.get(item.kind, item.kind) + " " if item.signature.startswith(name) else ""
         out.append(f"  {span} {'  ' * item.depth}{word}{item.signature}{doc}")
