@@ -172,3 +172,38 @@ def test_outline_says_def_for_a_repeated_definition(tmp_path: Path) -> None:
     assert names == ["compat.py::loads", "compat.py::loads@2"]
     text = render_file_outline("compat.py", outline.lines, outline.items)
     assert text.splitlines()[1:] == ["  4-5 def loads(s)", "  8-9 def loads(s)"]
+
+
+def test_callers_of_a_repeated_definition(tmp_path: Path) -> None:
+    """Calls name `of`, never `of@2`: the callers of a second overload are the calls of its
+    name that reach the overloads, as candidates (which overload a call reaches is not
+    known), and the first overload keeps its resolved callers."""
+    root = tmp_path / "repo"
+    (root / "com" / "ex").mkdir(parents=True)
+    (root / "com" / "ex" / "Factory.java").write_text(
+        "package com.ex;\n"
+        "public class Factory {\n"
+        "  public static Factory of(String a, String b) { return new Factory(); }\n"
+        '  public static Factory of(String a) { return of(a, "type"); }\n'
+        "}\n"
+    )
+    (root / "com" / "ex" / "Main.java").write_text(
+        "package com.ex;\n"
+        "public class Main {\n"
+        "  public static void main(String[] args) { Factory.of(args[0]); }\n"
+        "}\n"
+    )
+    with treeseek.open(tmp_path / "t.db") as db:
+        db.index(root, name="t")
+        node, first = db.call_sites("t", "callers", "com/ex/Factory.java::Factory.of")
+        assert node == "com/ex/Factory.java::Factory.of"
+        node2, second = db.call_sites("t", "callers", "com/ex/Factory.java::Factory.of@2")
+    assert node2 == "com/ex/Factory.java::Factory.of@2"
+    assert {(s.caller, s.status) for s in first} == {
+        ("com/ex/Factory.java::Factory.of@2", "resolved"),
+        ("com/ex/Main.java::Main.main", "resolved"),
+    }
+    assert {(s.caller, s.status) for s in second} == {
+        ("com/ex/Factory.java::Factory.of@2", "candidate"),
+        ("com/ex/Main.java::Main.main", "candidate"),
+    }

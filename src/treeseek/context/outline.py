@@ -10,11 +10,10 @@ has symbols, and of every document, in path order.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from treeseek.code.model import Symbol, SymbolKind, symbol_id
+from treeseek.code.model import Symbol, SymbolKind, first_qname, symbol_id
 from treeseek.context.model import FileOutline, Outline, OutlineItem
 from treeseek.context.source import TreeSource
 from treeseek.errors import NodeNotFound
@@ -80,7 +79,6 @@ def items_of(path: str, symbols: Sequence[Symbol]) -> tuple[OutlineItem, ...]:
     )
 
 
-_REPEAT = re.compile(r"@\d+$")  # `f@2`: a repeated definition of `f`
 _KIND_WORD = {
     str(SymbolKind.CLASS): "class",
     str(SymbolKind.FUNCTION): "def",
@@ -99,7 +97,7 @@ def render_file_outline(
     for item in items:
         span = f"{item.start_line:>{width}}-{item.end_line:<{width}}"
         doc = f"  # {item.doc}" if item.doc else ""
-        name = _REPEAT.sub("", item.name_path.rpartition("::")[2].rpartition(".")[2])
+        name = first_qname(item.name_path.rpartition("::")[2]).rpartition(".")[2]
         # Python-style signatures start with the name: say what it is; others carry keywords
         word = _KIND_WORD.get(item.kind, item.kind) + " " if item.signature.startswith(name) else ""
         out.append(f"  {span} {'  ' * item.depth}{word}{item.signature}{doc}")
