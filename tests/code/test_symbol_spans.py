@@ -207,3 +207,70 @@ def test_callers_of_a_repeated_definition(tmp_path: Path) -> None:
         ("com/ex/Factory.java::Factory.of@2", "candidate"),
         ("com/ex/Main.java::Main.main", "candidate"),
     }
+
+
+CPP_TEMPLATES = """namespace fmt {
+template <typename T, typename Enable = void> class iterator_buffer {
+ public:
+  auto out() -> T { return out_; }
+};
+
+template <typename OutputIt>
+class iterator_buffer<
+    OutputIt,
+    enable_if_t<is_contiguous<typename OutputIt::container_type>::value>>
+    : public container_buffer<typename OutputIt::container_type> {
+ public:
+  auto out() -> OutputIt { return OutputIt(this->container); }
+};
+
+template <typename T>
+struct is_contiguous<T, void_t<decltype(std::declval<T&>().data())>>
+    : std::true_type {};
+
+template <typename T, size_t SIZE>
+void basic_memory_buffer<T, SIZE, std::allocator<T>>::grow(size_t size) {
+  this->set(size);
+}
+
+GTEST_API_ Cardinality AtLeast(int n) { return Between(n, INT_MAX); }
+
+struct format_to_result {
+  FMT_CONSTEXPR operator char*() const { return out; }
+};
+}  // namespace fmt
+"""
+
+
+def test_cpp_template_specializations_and_macro_prefixes_get_plain_names() -> None:
+    """A specialization is named by its template (args in the signature), a member defined
+    out of line by its class without the arguments, a function after a macro by itself."""
+    ix = index_file("include/fmt/base.hpp", CPP_TEMPLATES.encode())
+    spans = {s.qname: (s.kind.value, s.start_line, s.end_line) for s in ix.symbols}
+    assert spans == {
+        "iterator_buffer": ("class", 2, 5),
+        "iterator_buffer.out": ("method", 4, 4),
+        "iterator_buffer@2": ("class", 7, 14),
+        "iterator_buffer@2.out": ("method", 13, 13),
+        "is_contiguous": ("class", 16, 18),
+        "basic_memory_buffer.grow": ("method", 20, 23),
+        "AtLeast": ("function", 25, 25),
+        "format_to_result": ("class", 27, 29),
+        "format_to_result.operator char*": ("method", 28, 28),
+    }
+    special = next(s for s in ix.symbols if s.qname == "iterator_buffer@2")
+    assert special.signature.startswith("class iterator_buffer< OutputIt, enable_if_t<")
+
+
+def test_cpp_misparse_does_not_make_a_class_a_function() -> None:
+    """Unexpanded macros (fmt's base.h) can leave tree-sitter a 'function' whose return type
+    is a whole class body: its name then spanned the class and owned its members."""
+    broken = (
+        "template <typename Char, int NUM_ARGS> class format_string_checker {\n"
+        " private:\n"
+        "  type types_[max_of<size_t>(1, NUM_ARGS)];\n"
+        "  }\n"
+        "  FMT_CONSTEXPR void on_text(const Char*, const Char*) {}\n"
+    )
+    spans = _spans("include/fmt/base.h", broken)
+    assert spans == {"format_string_checker": ("class", 1, 4)}

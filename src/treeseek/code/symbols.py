@@ -454,6 +454,9 @@ def _describe_rust(src: Source, node: Node, role: str) -> _Def | None:
 
 
 def _describe_c(src: Source, node: Node, role: str) -> _Def | None:
+    outer = node
+    while outer.parent is not None and outer.parent.type == "template_declaration":
+        outer = outer.parent  # `template <typename T>` belongs to the definition's span
     if node.type == "type_definition":
         inner = node.child_by_field_name("type")
         if inner is None or inner.child_by_field_name("body") is None:
@@ -462,7 +465,13 @@ def _describe_c(src: Source, node: Node, role: str) -> _Def | None:
             return None  # `typedef struct foo {..} foo_t;`: the struct itself is captured
         return _Def(node, node, "class", src.field_text(node, "declarator"))
     if role == "class":
-        return _Def(node, node, role, src.field_text(node, "name"))
+        name_node = node.child_by_field_name("name")
+        if name_node is not None and name_node.type == "template_type":
+            name_node = name_node.child_by_field_name("name")  # a specialization: `foo<T*>`
+        return _Def(node, outer, role, _c_name(src.text(name_node)))
+    returned = node.child_by_field_name("type")
+    if returned is not None and returned.child_by_field_name("body") is not None:
+        return None  # `class X {...} f() {}`: macros misparsed, the class is captured alone
     declarator = node.child_by_field_name("declarator")
     while declarator is not None and declarator.type not in (
         "function_declarator",
@@ -477,9 +486,37 @@ def _describe_c(src: Source, node: Node, role: str) -> _Def | None:
     text = src.text(target)
     if target.type == "qualified_identifier":
         scope, _, name = text.rpartition("::")
-        scope = re.sub(r"<.*?>", "", scope).replace("::", ".")
-        return _Def(node, node, role, name, qualifier=scope)
-    return _Def(node, node, role, text)
+        scope = " ".join(_without_template_args(scope).split())
+        if _C_MISPARSED.search(scope):
+            return None  # macros made the parser take a class body for a scope
+        return _Def(node, outer, role, _c_name(name), qualifier=scope.replace("::", "."))
+    return _Def(node, outer, role, _c_name(text))
+
+
+_C_MISPARSED = re.compile(r"[{};()]")
+_TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
+
+
+def _without_template_args(text: str) -> str:
+    """``a<b<c>>::d<e>`` -> ``a::d``: the names of a C++ scope, as calls write them."""
+    prev = ""
+    while prev != text:
+        prev, text = text, _TEMPLATE_ARGS.sub("", text)
+    return text
+
+
+def _c_name(text: str) -> str:
+    """The name of a C/C++ definition: ``operator char*`` as written (whitespace collapsed),
+    else without template arguments (an explicit specialization ``f<int>``) and without
+    the words a macro the parser did not expand left before it (``GTEST_API_ Cardinality
+    AtLeast`` -> ``AtLeast``)."""
+    words = text.split()
+    if not words:
+        return ""
+    if words[0].startswith("operator") or words[0].startswith("~operator"):
+        return " ".join(words)
+    words = _without_template_args(" ".join(words)).split()
+    return words[-1] if words else ""
 
 
 def _describe_ruby(src: Source, node: Node, role: str) -> _Def | None:
