@@ -274,3 +274,57 @@ def test_cpp_misparse_does_not_make_a_class_a_function() -> None:
     )
     spans = _spans("include/fmt/base.h", broken)
     assert spans == {"format_string_checker": ("class", 1, 4)}
+
+
+def test_attributes_and_member_decorators_are_in_the_span() -> None:
+    """Rust `#[cfg(unix)]` / `#[test]` and TypeScript member decorators are siblings before
+    the definition in the syntax tree: the span starts at them, as a Python decorator's does
+    (two `#[cfg]` variants of one function differ only there)."""
+    rust = (
+        "/// Docs.\n"
+        "#[cfg(unix)]\n"
+        "#[inline]\n"
+        "pub fn is_block_device(md: &Metadata) -> bool {\n"
+        "    true\n"
+        "}\n"
+        "\n"
+        "#[cfg(windows)]\n"
+        "pub fn is_block_device(_: &Metadata) -> bool {\n"
+        "    false\n"
+        "}\n"
+        "\n"
+        "impl DirEntry {\n"
+        "    #[inline]\n"
+        "    pub fn normal() -> Self {\n"
+        "        Self {}\n"
+        "    }\n"
+        "}\n"
+    )
+    ix = index_file("src/filesystem.rs", rust.encode())
+    spans = {s.qname: (s.start_line, s.end_line, s.decorators) for s in ix.symbols}
+    assert spans == {
+        "is_block_device": (2, 6, ("#[cfg(unix)]", "#[inline]")),
+        "is_block_device@2": (8, 11, ("#[cfg(windows)]",)),
+        "DirEntry.normal": (14, 17, ("#[inline]",)),
+    }
+    assert ix.symbols[0].docstring == "Docs."
+
+    ts = (
+        "export class A {\n"
+        "  @HostListener('click')\n"
+        "  onClick(e: Event): void {\n"
+        "    this.x();\n"
+        "  }\n"
+        "\n"
+        "  @Get(':id')\n"
+        "  @Auth()\n"
+        "  static async find(id: string) {}\n"
+        "}\n"
+    )
+    ix = index_file("src/a.ts", ts.encode())
+    spans = {s.qname: (s.start_line, s.end_line, s.decorators) for s in ix.symbols}
+    assert spans == {
+        "A": (1, 10, ()),
+        "A.onClick": (2, 5, ("HostListener('click')",)),
+        "A.find": (7, 9, ("Get(':id')", "Auth()")),
+    }

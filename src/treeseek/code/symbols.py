@@ -47,6 +47,9 @@ class _Def:
     qualifier: str = ""  # e.g. Go receiver type, C++ "Foo" of "Foo::bar"
     payload: dict[str, Any] = field(default_factory=dict)
     stub: bool = False  # an overload signature (Python @overload, TypeScript): no body
+    # the first of the attributes / decorators just before ``outer`` that the syntax tree keeps
+    # as its siblings (Rust `#[cfg(unix)]`, TypeScript member decorators): the span starts there
+    lead: Node | None = None
 
 
 def extract_symbols(src: Source) -> SymbolTable:
@@ -221,13 +224,15 @@ def _build(
     decorators = _annotations(fam, src, node)
     if d.outer is not node:
         decorators = _annotations(fam, src, d.outer) + decorators
+    if d.lead is not None and fam != "rust":  # (Rust's are read by _annotations)
+        decorators = _sibling_decorators(src, d.lead, d.outer) + decorators
     payload = dict(d.payload)
     payload.update(_modifiers(fam, src, node, d.name))
     return Symbol(
         qname=qname,
         name=d.name,
         kind=kind,
-        start_line=line_of(d.outer),
+        start_line=line_of(d.lead or d.outer),
         end_line=end_line_of(d.outer),
         signature=_generic_signature(src, node),
         decorators=decorators,
@@ -338,7 +343,38 @@ def python_string_value(src: Source, node: Node | None) -> str | None:
 # --- other languages ------------------------------------------------------------------------
 
 
+_SIBLING_ATTRIBUTES = {"rust": "attribute_item", "typescript": "decorator"}
+
+
+def _lead(fam: str, outer: Node) -> Node | None:
+    """The first of the attribute / decorator siblings right before ``outer``, if any."""
+    kind = _SIBLING_ATTRIBUTES.get(fam)
+    if kind is None:
+        return None
+    lead = None
+    prev = outer.prev_sibling
+    while prev is not None and prev.type == kind:
+        lead, prev = prev, prev.prev_sibling
+    return lead
+
+
+def _sibling_decorators(src: Source, lead: Node, outer: Node) -> tuple[str, ...]:
+    out: list[str] = []
+    node: Node | None = lead
+    while node is not None and node.start_byte < outer.start_byte:
+        out.append(collapse(src.text(node).lstrip("@"), 120))
+        node = node.next_sibling
+    return tuple(out)
+
+
 def _describe(fam: str, src: Source, node: Node, role: str) -> _Def | None:
+    d = _describe_any(fam, src, node, role)
+    if d is not None and d.role != "container":
+        d.lead = _lead(fam, d.outer)
+    return d
+
+
+def _describe_any(fam: str, src: Source, node: Node, role: str) -> _Def | None:
     if fam == "python":
         if role == "const":
             name = src.text(node)
