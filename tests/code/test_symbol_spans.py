@@ -328,3 +328,23 @@ def test_attributes_and_member_decorators_are_in_the_span() -> None:
         "A.onClick": (2, 5, ("HostListener('click')",)),
         "A.find": (7, 9, ("Get(':id')", "Auth()")),
     }
+
+
+def test_functions_in_a_rust_module_are_functions() -> None:
+    rust = (
+        "pub trait Get { fn get(&self); }\n"
+        "impl Get for Cache { fn get(&self) {} }\n"
+        "#[cfg(test)]\n"
+        "mod tests {\n"
+        "    use super::*;\n"
+        "    #[test]\n"
+        "    fn dash_prefixed_paths_detected() {}\n"
+        "}\n"
+    )
+    kinds = {s.qname: s.kind.value for s in index_file("src/a.rs", rust.encode()).symbols}
+    assert kinds == {
+        "Get": "class",
+        "Get.get": "method",
+        "Cache.get": "method",
+        "tests.dash_prefixed_paths_detected": "function",
+    }

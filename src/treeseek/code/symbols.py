@@ -134,7 +134,10 @@ def _assemble(fam: str, src: Source, defs: list[_Def]) -> SymbolTable:
         spans.append((d.node.start_byte, d.node.end_byte, qname))
         if d.role == "container":
             continue
-        in_class = parent_def is not None and parent_def.role in ("class", "container")
+        in_class = parent_def is not None and (
+            parent_def.role == "class"
+            or (parent_def.role == "container" and parent_def.node.type != "mod_item")
+        )  # (a Rust `mod` qualifies names but holds functions, not methods)
         if d.role == "class":
             kind = SymbolKind.CLASS
         elif d.role == "const":
