@@ -348,3 +348,39 @@ def test_functions_in_a_rust_module_are_functions() -> None:
         "Cache.get": "method",
         "tests.dash_prefixed_paths_detected": "function",
     }
+
+
+def test_ruby_class_self_block_methods_are_the_class_methods() -> None:
+    """`class << self` holds the class's own methods, like `def self.x`: `Utils.escape`,
+    static, not `Utils.<<self.escape`; its calls belong to the class (a symbol)."""
+    ruby = (
+        "module Rack\n"
+        "  module Utils\n"
+        "    class << self\n"
+        "      attr_accessor :key_space_limit\n"
+        "\n"
+        "      def default_query_parser\n"
+        "        QueryParser.make_default(65_536)\n"
+        "      end\n"
+        "    end\n"
+        "\n"
+        "    def self.escape(s)\n"
+        "      s\n"
+        "    end\n"
+        "  end\n"
+        "end\n"
+    )
+    ix = index_file("lib/rack/utils.rb", ruby.encode())
+    syms = {s.qname: (s.kind.value, s.start_line, s.end_line, s.parent) for s in ix.symbols}
+    assert syms == {
+        "Rack": ("class", 1, 15, None),
+        "Rack.Utils": ("class", 2, 14, "Rack"),
+        "Rack.Utils.default_query_parser": ("method", 6, 8, "Rack.Utils"),
+        "Rack.Utils.escape": ("method", 11, 13, "Rack.Utils"),
+    }
+    assert all(s.lang_payload.get("static") for s in ix.symbols if s.kind.value == "method")
+    calls = {(e.src, e.dst_ref) for e in ix.edges if e.type.value == "calls"}
+    assert calls == {
+        ("Rack.Utils", "attr_accessor"),
+        ("Rack.Utils.default_query_parser", "QueryParser.make_default"),
+    }

@@ -122,7 +122,9 @@ def _assemble(fam: str, src: Source, defs: list[_Def]) -> SymbolTable:
         if d.qualifier:
             prefix = f"{prefix}.{d.qualifier}" if prefix else d.qualifier
         qname = f"{prefix}.{d.name}" if prefix else d.name
-        if d.role == "container":  # an impl block shares its type's name: no suffix
+        if d.payload.get("singleton"):  # Ruby `class << self`: the class's own methods
+            qname = parent_q
+        elif d.role == "container":  # an impl block shares its type's name: no suffix
             pass
         elif qname in seen:  # overloads, redefinitions: keep qnames unique within the file
             seen[qname] += 1
@@ -147,6 +149,8 @@ def _assemble(fam: str, src: Source, defs: list[_Def]) -> SymbolTable:
         else:
             kind = SymbolKind.FUNCTION
         parent = _symbol_parent(stack)
+        if parent_def is not None and parent_def.payload.get("singleton"):
+            d.payload["static"] = True
         sym = _build(fam, src, d, qname, kind, parent)
         table.symbols.append(sym)
         table.nodes[qname] = d.node
@@ -562,7 +566,7 @@ def _describe_ruby(src: Source, node: Node, role: str) -> _Def | None:
     if role == "const":
         return _Def(node, node.parent or node, "const", src.text(node))
     if node.type == "singleton_class":
-        return _Def(node, node, "container", "<<self")
+        return _Def(node, node, "container", "<<self", payload={"singleton": True})
     name = src.field_text(node, "name")
     payload: dict[str, Any] = {}
     if node.type == "singleton_method":
