@@ -384,3 +384,66 @@ def test_ruby_class_self_block_methods_are_the_class_methods() -> None:
         ("Rack.Utils", "attr_accessor"),
         ("Rack.Utils.default_query_parser", "QueryParser.make_default"),
     }
+
+
+JAVA_ANONYMOUS = """package com.google.gson.internal.bind;
+
+public final class TypeAdapters {
+  private TypeAdapters() {}
+
+  public static final TypeAdapter<Class> CLASS =
+      new TypeAdapter<Class>() {
+        @Override
+        public void write(JsonWriter out, Class value) {}
+
+        @Override
+        public Class read(JsonReader in) {
+          return null;
+        }
+      };
+
+  public static final TypeAdapter<BitSet> BIT_SET =
+      new TypeAdapter<BitSet>() {
+        @Override
+        public BitSet read(JsonReader in) {
+          return new BitSet();
+        }
+      };
+
+  private enum Api {
+    JACKSON_STREAM {
+      @Override
+      Parser newParser() {
+        return new JacksonStreamParser();
+      }
+    },
+    GSON_STREAM {
+      @Override
+      Parser newParser() {
+        return new GsonStreamParser();
+      }
+    };
+
+    abstract Parser newParser();
+  }
+}
+"""
+
+
+def test_java_anonymous_class_members_are_named_by_their_field() -> None:
+    """Methods of `CLASS = new TypeAdapter<Class>() {...}` and of an enum constant's body are
+    not members of the outer class: they were `TypeAdapters.read`, `read@2`, ... (gson's
+    TypeAdapters: dozens), now `TypeAdapters.CLASS.read`, `Api.JACKSON_STREAM.newParser`."""
+    ix = index_file("gson/TypeAdapters.java", JAVA_ANONYMOUS.encode())
+    syms = {s.qname: (s.kind.value, s.start_line, s.end_line, s.parent) for s in ix.symbols}
+    assert syms == {
+        "TypeAdapters": ("class", 3, 41, None),
+        "TypeAdapters.TypeAdapters": ("method", 4, 4, "TypeAdapters"),
+        "TypeAdapters.CLASS.write": ("method", 8, 9, "TypeAdapters"),
+        "TypeAdapters.CLASS.read": ("method", 11, 14, "TypeAdapters"),
+        "TypeAdapters.BIT_SET.read": ("method", 19, 22, "TypeAdapters"),
+        "TypeAdapters.Api": ("class", 25, 40, "TypeAdapters"),
+        "TypeAdapters.Api.JACKSON_STREAM.newParser": ("method", 27, 30, "TypeAdapters.Api"),
+        "TypeAdapters.Api.GSON_STREAM.newParser": ("method", 33, 36, "TypeAdapters.Api"),
+        "TypeAdapters.Api.newParser": ("method", 39, 39, "TypeAdapters.Api"),
+    }

@@ -88,6 +88,8 @@ JAVA = """
 (annotation_type_declaration) @def.class
 (method_declaration) @def.function
 (constructor_declaration) @def.function
+(variable_declarator value: (object_creation_expression (class_body))) @def.container
+(enum_constant body: (class_body)) @def.container
 (method_invocation) @call
 (object_creation_expression) @call
 (import_declaration) @import
