@@ -447,3 +447,76 @@ def test_java_anonymous_class_members_are_named_by_their_field() -> None:
         "TypeAdapters.Api.GSON_STREAM.newParser": ("method", 33, 36, "TypeAdapters.Api"),
         "TypeAdapters.Api.newParser": ("method", 39, 39, "TypeAdapters.Api"),
     }
+
+
+C_FIELD_MACROS = """struct uv_prepare_s {
+  UV_HANDLE_FIELDS
+  UV_PREPARE_PRIVATE_FIELDS
+};
+
+UV_EXTERN int uv_prepare_init(uv_loop_t*, uv_prepare_t* prepare);
+
+struct uv_timer_s {
+  UV_HANDLE_FIELDS
+  UV_TIMER_PRIVATE_FIELDS
+};
+
+int uv_timer_start(uv_timer_t* handle,
+                   uv_timer_cb cb,
+                   uint64_t timeout) {
+  return uv__timer_start(handle,
+                         cb,
+                         timeout,
+                         NULL
+                         );
+}
+"""
+
+CPP_NAMESPACE_MACROS = """#include <string>
+
+FMT_BEGIN_NAMESPACE
+namespace detail {
+template <typename T> class allocator {
+ public:
+  void deallocate(T* p, size_t) { std::free(p); }
+};
+}  // namespace detail
+
+FMT_BEGIN_EXPORT
+
+template <typename T, size_t SIZE = inline_buffer_size>
+class basic_memory_buffer : public detail::buffer<T> {
+ private:
+  T store_[SIZE];
+
+  FMT_CONSTEXPR20 void deallocate() {
+    T* data = this->data();
+    if (data != store_) alloc_.deallocate(data, this->capacity());
+  }
+};
+
+FMT_END_EXPORT
+FMT_END_NAMESPACE
+"""
+
+
+def test_lines_holding_only_a_macro_do_not_derail_c_and_cpp_parsing() -> None:
+    """A line that is one upper-case macro name (libuv's struct field lists, fmt's
+    FMT_BEGIN_NAMESPACE) is invisible to tree-sitter's grammar: structs swallowed the ones
+    after them (uv.h: uv_timer_s spanning 470 lines) and C++ classes vanished."""
+    spans = _spans("include/uv.h", C_FIELD_MACROS)
+    assert spans == {
+        "uv_prepare_s": ("class", 1, 4),
+        "uv_timer_s": ("class", 8, 11),
+        "uv_timer_start": ("function", 13, 21),
+    }
+    ix = index_file("include/uv.h", C_FIELD_MACROS.encode())
+    calls = {(e.src, e.dst_ref) for e in ix.edges if e.type.value == "calls"}
+    assert calls == {("uv_timer_start", "uv__timer_start")}  # a macro argument left alone
+    spans = _spans("include/fmt/format.h", CPP_NAMESPACE_MACROS)
+    assert spans == {
+        "allocator": ("class", 5, 8),
+        "allocator.deallocate": ("method", 7, 7),
+        "basic_memory_buffer": ("class", 13, 22),
+        "basic_memory_buffer.deallocate": ("method", 18, 21),
+    }
