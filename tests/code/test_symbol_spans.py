@@ -520,3 +520,19 @@ def test_lines_holding_only_a_macro_do_not_derail_c_and_cpp_parsing() -> None:
         "basic_memory_buffer": ("class", 13, 22),
         "basic_memory_buffer.deallocate": ("method", 18, 21),
     }
+
+
+def test_c_function_returning_a_function_pointer_is_named() -> None:
+    c = (
+        "static int (*get_handler(int kind))(int) {\n"
+        "  return handlers[kind];\n"
+        "}\n"
+        "\n"
+        "void (*signal(int sig, void (*func)(int)))(int) {\n"
+        "  return func;\n"
+        "}\n"
+    )
+    assert _spans("src/x.c", c) == {
+        "get_handler": ("function", 1, 3),
+        "signal": ("function", 5, 7),
+    }

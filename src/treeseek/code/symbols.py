@@ -515,15 +515,7 @@ def _describe_c(src: Source, node: Node, role: str) -> _Def | None:
     returned = node.child_by_field_name("type")
     if returned is not None and returned.child_by_field_name("body") is not None:
         return None  # `class X {...} f() {}`: macros misparsed, the class is captured alone
-    declarator = node.child_by_field_name("declarator")
-    while declarator is not None and declarator.type not in (
-        "function_declarator",
-        "identifier",
-    ):
-        declarator = declarator.child_by_field_name("declarator")
-    if declarator is None or declarator.type != "function_declarator":
-        return None
-    target = declarator.child_by_field_name("declarator")
+    target = _c_function_name(node)
     if target is None:
         return None
     text = src.text(target)
@@ -534,6 +526,23 @@ def _describe_c(src: Source, node: Node, role: str) -> _Def | None:
             return None  # macros made the parser take a class body for a scope
         return _Def(node, outer, role, _c_name(name), qualifier=scope.replace("::", "."))
     return _Def(node, outer, role, _c_name(text))
+
+
+def _c_function_name(node: Node) -> Node | None:
+    """The name node of a C/C++ function definition: what its innermost function declarator
+    declares (``int (*get_handler(int kind))(int)`` declares ``get_handler``)."""
+    declarator = node.child_by_field_name("declarator")
+    function: Node | None = None
+    while declarator is not None:
+        if declarator.type == "function_declarator":
+            function = declarator
+        elif not declarator.type.endswith("_declarator"):
+            break
+        inner = declarator.child_by_field_name("declarator")
+        if inner is None and declarator.type == "parenthesized_declarator":
+            inner = declarator.named_children[0] if declarator.named_child_count else None
+        declarator = inner
+    return function.child_by_field_name("declarator") if function is not None else None
 
 
 _C_MISPARSED = re.compile(r"[{};()]")
