@@ -536,3 +536,40 @@ def test_c_function_returning_a_function_pointer_is_named() -> None:
         "get_handler": ("function", 1, 3),
         "signal": ("function", 5, 7),
     }
+
+
+def test_functions_made_by_a_test_macro_are_named_by_the_invocation() -> None:
+    """`TEST(format_test, locking) {...}` (gtest, C++) was `TEST`, `TEST@2`, ... `TEST@107` in
+    one file; libuv's `TEST_IMPL(tcp_open) {...}` (C) was no symbol at all."""
+    cpp = (
+        "TEST(format_test, locking) {\n"
+        "  EXPECT_EQ(1, 1);\n"
+        "}\n"
+        "\n"
+        "TEST_F(file_test, close) { EXPECT_TRUE(f.close()); }\n"
+        "\n"
+        "class RE {\n"
+        " public:\n"
+        "  RE(const char* regex) { Init(regex); }\n"
+        "};\n"
+    )
+    assert _spans("test/format-test.cc", cpp) == {
+        "TEST(format_test, locking)": ("function", 1, 3),
+        "TEST_F(file_test, close)": ("function", 5, 5),
+        "RE": ("class", 7, 10),
+        "RE.RE": ("method", 9, 9),
+    }
+    c = (
+        "TEST_IMPL(tcp_open) {\n"
+        "  uv_os_sock_t sock;\n"
+        "  return 0;\n"
+        "}\n"
+        "\n"
+        "static void close_cb(uv_handle_t* handle) {\n"
+        "  close_cb_called++;\n"
+        "}\n"
+    )
+    assert _spans("test/test-tcp-open.c", c) == {
+        "TEST_IMPL(tcp_open)": ("function", 1, 4),
+        "close_cb": ("function", 6, 8),
+    }

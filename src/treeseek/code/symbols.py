@@ -515,6 +515,9 @@ def _describe_c(src: Source, node: Node, role: str) -> _Def | None:
     returned = node.child_by_field_name("type")
     if returned is not None and returned.child_by_field_name("body") is not None:
         return None  # `class X {...} f() {}`: macros misparsed, the class is captured alone
+    made = _macro_made(src, node)
+    if made:
+        return _Def(node, outer, role, made)
     target = _c_function_name(node)
     if target is None:
         return None
@@ -526,6 +529,36 @@ def _describe_c(src: Source, node: Node, role: str) -> _Def | None:
             return None  # macros made the parser take a class body for a scope
         return _Def(node, outer, role, _c_name(name), qualifier=scope.replace("::", "."))
     return _Def(node, outer, role, _c_name(text))
+
+
+_MACRO_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+
+
+def _macro_made(src: Source, node: Node) -> str:
+    """``TEST(suite, name)`` / ``TEST_IMPL(name)``: a function a macro invocation defines
+    outside any class (test frameworks), named by the invocation; else ''."""
+    if node.parent is not None and node.parent.type == "field_declaration_list":
+        return ""  # a constructor of a class with an upper-case name
+    declarator = node.child_by_field_name("declarator")
+    returned = node.child_by_field_name("type")
+    if declarator is None:
+        return ""
+    if declarator.type == "parenthesized_declarator":  # C: `TEST_IMPL(name) {`
+        if returned is None or not _MACRO_NAME.fullmatch(src.text(returned)):
+            return ""
+        if declarator.named_child_count != 1 or declarator.named_children[0].type != "identifier":
+            return ""
+        return src.text(returned) + src.text(declarator)
+    if declarator.type != "function_declarator" or returned is not None:
+        return ""
+    name = declarator.child_by_field_name("declarator")
+    params = declarator.child_by_field_name("parameters")
+    if name is None or params is None or not _MACRO_NAME.fullmatch(src.text(name)):
+        return ""
+    for param in params.named_children:  # bare names, as a macro's arguments are
+        if param.type != "parameter_declaration" or param.child_by_field_name("declarator"):
+            return ""
+    return collapse(src.text(declarator), 200)
 
 
 def _c_function_name(node: Node) -> Node | None:
