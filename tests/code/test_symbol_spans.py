@@ -573,3 +573,58 @@ def test_functions_made_by_a_test_macro_are_named_by_the_invocation() -> None:
         "TEST_IMPL(tcp_open)": ("function", 1, 4),
         "close_cb": ("function", 6, 8),
     }
+
+
+JS_COMMONJS = """'use strict';
+const path = require('path');
+
+function Router(options) {
+  this.stack = [];
+}
+
+Router.prototype.use = function use(fn) {
+  this.stack.push(fn);
+  return this;
+};
+
+module.exports = Router;
+module.exports.helper = function helper(req) {
+  return path.join(req);
+};
+exports.parse = (s) => JSON.parse(s);
+
+export const api = {
+  get: (url) => fetch(url),
+  post(url, body) {
+    return fetch(url, body);
+  },
+};
+"""
+
+
+def test_functions_assigned_to_exports_prototypes_and_object_literals() -> None:
+    """`exports.parse = (s) => ...`, `Router.prototype.use = function ...` and the functions of
+    `const api = {...}` were no symbols (or a bare top-level `post`); their calls were
+    module-level."""
+    ix = index_file("lib/router.js", JS_COMMONJS.encode())
+    syms = {s.qname: (s.kind.value, s.start_line, s.end_line, s.parent) for s in ix.symbols}
+    assert syms == {
+        "Router": ("function", 4, 6, None),
+        "Router.use": ("method", 8, 11, "Router"),
+        "helper": ("function", 14, 16, None),
+        "parse": ("function", 17, 17, None),
+        "api.get": ("method", 20, 20, None),
+        "api.post": ("method", 21, 23, None),
+    }
+    exported = {s.qname for s in ix.symbols if s.lang_payload.get("exported")}
+    assert exported == {"helper", "parse"}
+    calls = {(e.src, e.dst_ref) for e in ix.edges if e.type.value == "calls"}
+    assert {
+        ("Router.use", "this.stack.push"),
+        ("helper", "path.join"),
+        ("parse", "JSON.parse"),
+        ("api.get", "fetch"),
+        ("api.post", "fetch"),
+    } <= calls
+    ts = index_file("src/router.ts", JS_COMMONJS.encode())
+    assert {s.qname for s in ts.symbols} == set(syms)

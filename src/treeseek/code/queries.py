@@ -29,6 +29,12 @@ JAVASCRIPT = """
 (class) @def.class
 (method_definition) @def.function
 (variable_declarator value: [(arrow_function) (function_expression)]) @def.function
+(program (expression_statement (assignment_expression
+  left: (member_expression property: (property_identifier))
+  right: [(arrow_function) (function_expression)]) @def.function))
+(variable_declarator value: (object
+  (pair key: (property_identifier) value: [(arrow_function) (function_expression)]) @def.function))
+(variable_declarator name: (identifier) value: (object)) @def.container
 (program (lexical_declaration (variable_declarator name: (identifier) @def.const)))
 (program (export_statement
   (lexical_declaration (variable_declarator name: (identifier) @def.const))))

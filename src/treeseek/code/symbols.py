@@ -114,6 +114,7 @@ def _assemble(fam: str, src: Source, defs: list[_Def]) -> SymbolTable:
     stack: list[tuple[_Def, str]] = []  # (def, qname)
     seen: dict[str, int] = {}
     order: list[str] = []  # the qname of each def
+    unlinked: set[int] = set()
     for d in defs:
         while stack and stack[-1][0].node.end_byte <= d.node.start_byte:
             stack.pop()
@@ -149,6 +150,8 @@ def _assemble(fam: str, src: Source, defs: list[_Def]) -> SymbolTable:
         else:
             kind = SymbolKind.FUNCTION
         parent = _symbol_parent(stack)
+        if parent_def is not None and parent_def.node.type == "variable_declarator":
+            unlinked.add(len(table.symbols))  # in `const api = {...}`: no parent by name
         if parent_def is not None and parent_def.payload.get("singleton"):
             d.payload["static"] = True
         sym = _build(fam, src, d, qname, kind, parent)
@@ -169,7 +172,7 @@ def _assemble(fam: str, src: Source, defs: list[_Def]) -> SymbolTable:
     table.owners = Owners.build(spans)
     known = {sym.qname for sym in table.symbols}
     for i, sym in enumerate(table.symbols):
-        if sym.parent is None and "." in sym.qname:
+        if sym.parent is None and "." in sym.qname and i not in unlinked:
             outer = sym.qname.rsplit(".", 1)[0]
             if outer in known:  # Rust impl / C++ out-of-line / Go receiver methods
                 table.symbols[i] = dataclasses.replace(sym, parent=outer)
@@ -434,6 +437,8 @@ def _describe_js(src: Source, node: Node, role: str) -> _Def | None:
         if not name and node.parent is not None and node.parent.type == "variable_declarator":
             name = src.field_text(node.parent, "name")
         return _Def(node, node, role, name) if name else None
+    if node.type == "assignment_expression":
+        return _describe_js_assignment(src, node, role)
     parent = node.parent
     if node.type in _JS_EXPORTABLE and parent is not None and parent.type == "export_statement":
         name = src.field_text(node, "name")
@@ -441,6 +446,8 @@ def _describe_js(src: Source, node: Node, role: str) -> _Def | None:
     name_node = node.child_by_field_name("name")
     if node.type == "field_definition":  # JS class field `handle = () => {}`
         name_node = node.child_by_field_name("property")
+    elif node.type == "pair":  # `{ get: (url) => ... }`
+        name_node = node.child_by_field_name("key")
     if name_node is None or name_node.type not in (
         "identifier",
         "property_identifier",
@@ -449,7 +456,12 @@ def _describe_js(src: Source, node: Node, role: str) -> _Def | None:
     ):
         return None
     payload: dict[str, Any] = {}
-    has_value = node.type in ("variable_declarator", "field_definition", "public_field_definition")
+    has_value = node.type in (
+        "variable_declarator",
+        "field_definition",
+        "public_field_definition",
+        "pair",
+    )
     value = node.child_by_field_name("value") if has_value else node
     first = value.child(0) if value is not None else None
     if first is not None and first.type == "async":
@@ -462,6 +474,30 @@ def _describe_js(src: Source, node: Node, role: str) -> _Def | None:
         payload["exported"] = True
     stub = node.type == "function_signature"  # `function f(x: T): R;` before its body
     return _Def(node, outer, role, src.text(name_node), payload=payload, stub=stub)
+
+
+_JS_DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*")
+
+
+def _describe_js_assignment(src: Source, node: Node, role: str) -> _Def | None:
+    """``exports.f = () => ...``, ``module.exports.f = function ...`` (exported ``f``),
+    ``Foo.prototype.f = function ...`` and ``Foo.f = ...`` (``Foo.f``)."""
+    left = node.child_by_field_name("left")
+    if left is None:
+        return None
+    name = src.field_text(left, "property")
+    target = src.field_text(left, "object")
+    right = node.child_by_field_name("right")
+    payload: dict[str, Any] = {}
+    if right is not None and right.child(0) is not None and right.child(0).type == "async":
+        payload["async"] = True
+    outer = node.parent or node  # the statement, with its `;`
+    if target in ("exports", "module.exports"):
+        return _Def(node, outer, role, name, payload={**payload, "exported": True})
+    target = target.removesuffix(".prototype")
+    if not _JS_DOTTED.fullmatch(target) or target == "module":
+        return None
+    return _Def(node, outer, role, name, qualifier=target, payload=payload)
 
 
 def _describe_go(src: Source, node: Node, role: str) -> _Def | None:
