@@ -628,3 +628,14 @@ def test_functions_assigned_to_exports_prototypes_and_object_literals() -> None:
     } <= calls
     ts = index_file("src/router.ts", JS_COMMONJS.encode())
     assert {s.qname for s in ts.symbols} == set(syms)
+
+
+def test_outline_language_of_a_cpp_header_named_h(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "widget.h").write_text(CPP_HEADER)
+    (root / "uv.h").write_text(C_HEADER)
+    with treeseek.open(tmp_path / "t.db") as db:
+        db.index(root, name="t")
+        assert db.outline("t", "widget.h").files[0].language == "cpp"
+        assert db.outline("t", "uv.h").files[0].language == "c"
