@@ -639,3 +639,28 @@ def test_outline_language_of_a_cpp_header_named_h(tmp_path: Path) -> None:
         db.index(root, name="t")
         assert db.outline("t", "widget.h").files[0].language == "cpp"
         assert db.outline("t", "uv.h").files[0].language == "c"
+
+
+def test_typescript_namespace_members_are_qualified_by_it() -> None:
+    """Code calls them `util.assertEqual(...)`: zod's v3 helpers had `assertEqual` at top level."""
+    ts = (
+        "export namespace util {\n"
+        "  export function assertEqual<T>(_: T) {}\n"
+        "  export const arrayToEnum = <T extends string>(items: T[]) => items;\n"
+        "  export class Helper {\n"
+        "    run() {}\n"
+        "  }\n"
+        "}\n"
+        "namespace a.b {\n"
+        "  function g() {}\n"
+        "}\n"
+    )
+    ix = index_file("src/helpers/util.ts", ts.encode())
+    syms = {s.qname: (s.kind.value, s.start_line, s.end_line, s.parent) for s in ix.symbols}
+    assert syms == {
+        "util.assertEqual": ("function", 2, 2, None),
+        "util.arrayToEnum": ("function", 3, 3, None),
+        "util.Helper": ("class", 4, 6, None),
+        "util.Helper.run": ("method", 5, 5, "util.Helper"),
+        "a.b.g": ("function", 9, 9, None),
+    }

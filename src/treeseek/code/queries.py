@@ -58,6 +58,7 @@ TYPESCRIPT = (
 (type_alias_declaration) @def.class
 (function_signature) @def.function
 (abstract_method_signature) @def.function
+(internal_module body: (_)) @def.container
 """
 )
 

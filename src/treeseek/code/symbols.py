@@ -139,8 +139,8 @@ def _assemble(fam: str, src: Source, defs: list[_Def]) -> SymbolTable:
             continue
         in_class = parent_def is not None and (
             parent_def.role == "class"
-            or (parent_def.role == "container" and parent_def.node.type != "mod_item")
-        )  # (a Rust `mod` qualifies names but holds functions, not methods)
+            or (parent_def.role == "container" and parent_def.node.type not in _MODULES)
+        )  # (a Rust `mod`, a TypeScript `namespace` qualify names but hold functions)
         if d.role == "class":
             kind = SymbolKind.CLASS
         elif d.role == "const":
@@ -216,6 +216,9 @@ def _renamed(qname: str, renames: dict[str, str]) -> str:
         if head in renames:
             return renames[head] + qname[cut:]
     return qname
+
+
+_MODULES = frozenset({"mod_item", "internal_module"})
 
 
 def _symbol_parent(stack: list[tuple[_Def, str]]) -> str | None:
@@ -453,6 +456,7 @@ def _describe_js(src: Source, node: Node, role: str) -> _Def | None:
         "property_identifier",
         "private_property_identifier",
         "type_identifier",
+        "nested_identifier",  # namespace a.b
     ):
         return None
     payload: dict[str, Any] = {}
