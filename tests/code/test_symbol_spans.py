@@ -664,3 +664,17 @@ def test_typescript_namespace_members_are_qualified_by_it() -> None:
         "util.Helper.run": ("method", 5, 5, "util.Helper"),
         "a.b.g": ("function", 9, 9, None),
     }
+
+
+def test_java_record_compact_constructor_is_a_symbol() -> None:
+    java = (
+        "public record Point(int x, int y) {\n"
+        "  public Point {\n"
+        "    if (x < 0) throw new IllegalArgumentException();\n"
+        "  }\n"
+        "}\n"
+    )
+    assert _spans("src/Point.java", java) == {
+        "Point": ("class", 1, 5),
+        "Point.Point": ("method", 2, 4),
+    }

@@ -95,6 +95,7 @@ JAVA = """
 (annotation_type_declaration) @def.class
 (method_declaration) @def.function
 (constructor_declaration) @def.function
+(compact_constructor_declaration) @def.function
 (variable_declarator value: (object_creation_expression (class_body))) @def.container
 (enum_constant body: (class_body)) @def.container
 (method_invocation) @call
