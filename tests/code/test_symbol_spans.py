@@ -678,3 +678,31 @@ def test_java_record_compact_constructor_is_a_symbol() -> None:
         "Point": ("class", 1, 5),
         "Point.Point": ("method", 2, 4),
     }
+
+
+def test_a_type_whose_methods_come_first_keeps_its_chunk() -> None:
+    """gin's tree.go defines node's addChild (71) before `type node struct` (99): the struct's
+    block was cut at its 'first member', above its own start, so it had no chunk of its own."""
+    go = (
+        "package gin\n"
+        "\n"
+        "func (n *node) addChild(child *node) {\n"
+        "\tn.children = append(n.children, child)\n"
+        "}\n"
+        "\n"
+        "type node struct {\n"
+        "\tpath     string\n"
+        "\tchildren []*node\n"
+        "}\n"
+        "\n"
+        "func (n *node) incrementChildPrio(pos int) int {\n"
+        "\treturn pos\n"
+        "}\n"
+    )
+    chunks = index_file("tree.go", go.encode()).chunks
+    assert [(c.start_line, c.end_line, c.symbol) for c in chunks] == [
+        (1, 1, None),
+        (3, 5, "node.addChild"),
+        (7, 10, "node"),
+        (12, 14, "node.incrementChildPrio"),
+    ]
