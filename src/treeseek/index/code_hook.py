@@ -205,8 +205,10 @@ class CodeIndexHook:
 
     #: what the layers it writes are (evaluation caches key their databases by it): "2" adds
     #: the file term counts of file-level BM25, "3" the term counts of chunks and symbols
-    #: (per-tree chunk and symbol BM25)
-    version = "3"
+    #: (per-tree chunk and symbol BM25), "4" the symbols, spans and chunks of the audit9 parser
+    #: (C++ headers named .h, overload implementations, C/C++ macro lines, Java anonymous
+    #: classes, JS/TS exports and namespaces, Rust attributes, Ruby class << self)
+    version = "4"
 
     def __init__(self, embedder: Embedder | None = None, *, workers: int | None = None) -> None:
         self.embedder = embedder
