@@ -706,3 +706,49 @@ def test_a_type_whose_methods_come_first_keeps_its_chunk() -> None:
         (7, 10, "node"),
         (12, 14, "node.incrementChildPrio"),
     ]
+
+
+def test_outline_nests_only_what_a_span_contains(tmp_path: Path) -> None:
+    """A Go method or a Rust trait impl's method has its type as parent wherever it is: the
+    outline indented it under whatever top-level function came before it, as if nested."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "tree.go").write_text(
+        "package gin\n"
+        "\n"
+        "type node struct {\n"
+        "\tpath string\n"
+        "}\n"
+        "\n"
+        "func longestCommonPrefix(a, b string) int {\n"
+        "\treturn 0\n"
+        "}\n"
+        "\n"
+        "func (n *node) addChild(child *node) {\n"
+        "\tn.path = child.path\n"
+        "}\n"
+    )
+    (root / "entry.rs").write_text(
+        "pub struct DirEntry {\n"
+        "    inner: u8,\n"
+        "}\n"
+        "\n"
+        "impl DirEntry {\n"
+        "    pub fn path(&self) -> u8 {\n"
+        "        self.inner\n"
+        "    }\n"
+        "}\n"
+    )
+    with treeseek.open(tmp_path / "t.db") as db:
+        db.index(root, name="t")
+        go = db.outline("t", "tree.go").files[0]
+        rs = db.outline("t", "entry.rs").files[0]
+    assert [(i.name_path, i.depth) for i in go.items] == [
+        ("tree.go::node", 0),
+        ("tree.go::longestCommonPrefix", 0),
+        ("tree.go::node.addChild", 0),
+    ]
+    assert [(i.name_path, i.depth) for i in rs.items] == [
+        ("entry.rs::DirEntry", 0),
+        ("entry.rs::DirEntry.path", 1),  # right after its struct
+    ]
