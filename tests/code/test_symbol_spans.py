@@ -752,3 +752,17 @@ def test_outline_nests_only_what_a_span_contains(tmp_path: Path) -> None:
         ("entry.rs::DirEntry", 0),
         ("entry.rs::DirEntry.path", 1),  # right after its struct
     ]
+
+
+def test_anonymous_default_exports_are_named_default() -> None:
+    """`export default class { m() {} }` gave a top-level function `m`; an anonymous
+    `export default function () {}` or arrow was no symbol."""
+    for path in ("src/page.ts", "src/page.js"):
+        cls = "export default class {\n  m() {\n    return 1;\n  }\n}\n"
+        assert _spans(path, cls) == {"default": ("class", 1, 5), "default.m": ("method", 2, 4)}
+        fn = "export default function () {\n  return 1;\n}\n"
+        assert _spans(path, fn) == {"default": ("function", 1, 3)}
+        arrow = "export default async (req, res) => {\n  res.send(1);\n};\n"
+        assert _spans(path, arrow) == {"default": ("function", 1, 3)}
+        named = "export default function handler(req) {\n  return req;\n}\n"
+        assert _spans(path, named) == {"handler": ("function", 1, 3)}

@@ -29,6 +29,7 @@ JAVASCRIPT = """
 (class) @def.class
 (method_definition) @def.function
 (variable_declarator value: [(arrow_function) (function_expression)]) @def.function
+(export_statement value: [(arrow_function) (function_expression)] @def.function)
 (program (expression_statement (assignment_expression
   left: (member_expression property: (property_identifier))
   right: [(arrow_function) (function_expression)]) @def.function))

@@ -435,11 +435,19 @@ def _describe_js(src: Source, node: Node, role: str) -> _Def | None:
         if value is not None and value.type in _JS_FUNCTION_VALUES:
             return None  # captured as a function
         return _Def(node, node.parent or node, "const", name) if _UPPER_CONST.match(name) else None
+    default = node.parent is not None and node.parent.type == "export_statement"
     if node.type == "class":
         name = src.field_text(node, "name")
         if not name and node.parent is not None and node.parent.type == "variable_declarator":
             name = src.field_text(node.parent, "name")
+        if not name and default:  # `export default class {`
+            return _Def(node, node.parent or node, role, "default", payload={"exported": True})
         return _Def(node, node, role, name) if name else None
+    if default and node.type in ("arrow_function", "function_expression"):
+        name = src.field_text(node, "name") or "default"  # `export default function () {`
+        is_async = node.child(0) is not None and src.text(node.child(0)) == "async"
+        flags = {"exported": True, "async": True} if is_async else {"exported": True}
+        return _Def(node, node.parent or node, role, name, payload=flags)
     if node.type == "assignment_expression":
         return _describe_js_assignment(src, node, role)
     parent = node.parent
