@@ -312,7 +312,7 @@ def test_rust() -> None:
     ix = _ix("src/cache.rs", RUST)
     assert ix.module == "crate::cache"
     syms = _syms(ix)
-    assert syms["Cache"] == ("class", 6, 8, None)
+    assert syms["Cache"] == ("class", 5, 8, None)  # `#[derive(Debug)]` included
     assert syms["Cache.new"] == ("method", 21, 24, "Cache")  # from `impl Cache`
     assert syms["Cache.get"] == ("method", 15, 17, "Cache")  # from `impl Get for Cache`
     assert syms["Get.get"] == ("method", 11, 11, "Get")

@@ -340,6 +340,32 @@ def test_go_package_paths_and_same_package_calls() -> None:
     )
 
 
+def test_go_import_names_the_file_named_like_its_package() -> None:
+    """A package import is one file's edge: the file named like the package (gin.go imports
+    render/render.go), not the alphabetically first one (render/bson.go) or a test."""
+    rt = resolve_tree(
+        _tree(
+            {
+                "render/a_test.go": "package render\n\nfunc TestX() {}\n",
+                "render/bson.go": "package render\n\ntype BSON struct{}\n",
+                "render/render.go": "package render\n\ntype Render interface{}\n",
+                "internal/fs/afs.go": "package fs\n\nfunc A() {}\n",
+                "internal/fs/fs_test.go": "package fs\n\nfunc TestFS() {}\n",
+                "gin.go": (
+                    "package gin\n\n"
+                    'import (\n\t"github.com/gin-gonic/gin/render"\n'
+                    '\t"github.com/gin-gonic/gin/internal/fs"\n)\n\n'
+                    "func Run() { fs.A() }\n"
+                ),
+            }
+        )
+    )
+    render = _find(rt, "gin.go", "", "github.com/gin-gonic/gin/render", EdgeType.IMPORTS)
+    assert _dst(render) == ("resolved", "render/render.go", None)
+    fs = _find(rt, "gin.go", "", "github.com/gin-gonic/gin/internal/fs", EdgeType.IMPORTS)
+    assert _dst(fs) == ("resolved", "internal/fs/afs.go", None)
+
+
 def test_rust_use_crate_paths() -> None:
     rt = resolve_tree(
         _tree(

@@ -115,8 +115,13 @@ def _symbol_blocks(
     kept = [s for s in symbols if chunked(s)]
     first_member: dict[str, int] = {}
     for s in kept:
-        if s.parent is not None and s.parent in by_qname:
-            first_member[s.parent] = min(first_member.get(s.parent, s.start_line), s.start_line)
+        owner = by_qname.get(s.parent) if s.parent is not None else None
+        # only members inside the class: Go methods, Rust impls, C++ out-of-line definitions
+        # have the type as parent wherever they are
+        if owner is not None and owner.start_line <= s.start_line <= owner.end_line:
+            first_member[owner.qname] = min(
+                first_member.get(owner.qname, s.start_line), s.start_line
+            )
     blocks: list[tuple[int, int, str]] = []
     for s in kept:
         start = max(1, s.start_line)

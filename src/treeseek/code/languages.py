@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import posixpath
+import re
 
 from tree_sitter import Language, Parser, Query
 
@@ -95,6 +96,33 @@ def language_for_path(path: str, head: bytes = b"") -> str | None:
                 interpreter
             )
     return None
+
+
+# Lines only C++ has: a header named `.h` is parsed as C++ when one of them appears (fmt, gtest,
+# most C++ projects name their headers `.h`; the C grammar turns their namespaces, templates and
+# classes into garbage symbols). `extern "C"` guards and `#ifdef __cplusplus` are not markers.
+_CPP_MARKERS = re.compile(
+    rb"^[ \t]*(?:"
+    rb"namespace(?:[ \t]+[\w:]+)?[ \t]*\{"  # namespace fmt {, namespace {
+    rb"|template[ \t]*<"  # template <typename T>
+    rb"|(?:class|struct)[ \t]+\w+(?:[ \t]+final)?[ \t]*:[ \t]*(?:public|private|protected)\b"
+    rb"|class[ \t]+\w+(?:[ \t]+final)?[ \t]*(?:[{:]|$)"  # class foo {, class foo : bar
+    rb"|using[ \t]+namespace[ \t]"
+    rb"|(?:public|private|protected)[ \t]*:[ \t]*$"
+    rb"|#[ \t]*include[ \t]*<\w+>"  # <string>, <vector>: C++ standard headers have no suffix
+    rb")",
+    re.MULTILINE,
+)
+_SNIFF_HEADER_BYTES = 256_000
+
+
+def header_language(path: str, data: bytes, language: str | None) -> str | None:
+    """``language`` (from :func:`language_for_path`), except that a ``.h`` file whose content
+    has a line only C++ has is C++."""
+    is_header = language == "c" and path.lower().endswith(".h")
+    if is_header and _CPP_MARKERS.search(data[:_SNIFF_HEADER_BYTES]):
+        return "cpp"
+    return language
 
 
 def family(language: str) -> str:

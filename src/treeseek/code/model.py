@@ -6,6 +6,7 @@ resolution and retrieval build on these types. Line numbers are 1-based and incl
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -104,6 +105,15 @@ class FileCodeIndex:
 def symbol_id(path: str, qname: str) -> str:
     """The tree-wide id of a symbol: ``"pkg/mod.py::Class.method"``."""
     return f"{path}::{qname}"
+
+
+_REPEAT = re.compile(r"@\d+$")
+
+
+def first_qname(qname: str) -> str:
+    """``qname`` without the ``@2``, ``@3`` of a repeated definition (an overload, an
+    ``#ifdef`` alternative): the name calls are written with."""
+    return _REPEAT.sub("", qname)
 
 
 def split_symbol_id(node_id: str) -> tuple[str, str | None]:

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 import multiprocessing
+import re
 from collections.abc import Iterable, Iterator
 
 from treeseek.code.chunks import build_chunks
 from treeseek.code.edges import extract_edges
 from treeseek.code.entrypoints import extract_entrypoints
-from treeseek.code.languages import SUPPORTED, family, language_for_path
+from treeseek.code.languages import SUPPORTED, family, header_language, language_for_path
 from treeseek.code.model import FileCodeIndex, Symbol, SymbolKind
 from treeseek.code.modules import module_name
 from treeseek.code.queries import BY_FAMILY
@@ -60,6 +61,7 @@ def index_file(path: str, data: bytes) -> FileCodeIndex:
     if is_binary(data):
         return FileCodeIndex(language, module, (), parse_error="binary content")
     text, data = decode(data)
+    language = header_language(path, data, language)
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -113,7 +115,8 @@ def _index_parsed(
     path: str, language: str, module: str, data: bytes, lines: list[str]
 ) -> FileCodeIndex:
     fam = family(language)
-    src = parse_source(path, language, data, BY_FAMILY[fam])
+    parsed = blank_macro_lines(data) if fam in ("c", "cpp") else data
+    src = parse_source(path, language, parsed, BY_FAMILY[fam])
     table = extract_symbols(src)
     edges = extract_edges(src, table)
     entrypoints = extract_entrypoints(src, table, edges) if fam == "python" else []
@@ -132,6 +135,39 @@ def _index_parsed(
         parse_error="syntax errors (recovered)" if src.has_error else None,
         package=package,
     )
+
+
+_MACRO_LINE = re.compile(rb"^[ \t]*[A-Z_][A-Z0-9_]*[A-Z0-9][A-Z0-9_]*[ \t]*\r?$")
+# what a line before a statement-level macro ends with (so `f(a,\n  NULL\n)` keeps its NULL)
+_STATEMENT_END = (b";", b"{", b"}", b">", b")", b"*/")
+
+
+def blank_macro_lines(data: bytes) -> bytes:
+    """``data`` with spaces over every line that is one upper-case identifier after the end
+    of a statement, a block, a comment or a preprocessor line (``FMT_BEGIN_NAMESPACE``, libuv's
+    ``UV_HANDLE_FIELDS`` field lists, ``FMT_CONSTEXPR`` on its own line). Such a macro expands
+    to what the grammar cannot see (``namespace fmt {``, struct fields, attributes), and
+    tree-sitter recovers by swallowing the definitions after it. Same length, so byte
+    offsets and line numbers are unchanged."""
+    if b"\n" not in data:
+        return data
+    lines = data.split(b"\n")
+    prev = b""
+    changed = False
+    for i, line in enumerate(lines):
+        if _MACRO_LINE.match(line) and (
+            not prev
+            or prev.endswith(_STATEMENT_END)
+            or (prev.startswith((b"#", b"//", b"*", b"/*")) and not prev.endswith(b"\\"))
+        ):
+            lines[i] = b" " * len(line.rstrip(b"\r")) + (b"\r" if line.endswith(b"\r") else b"")
+            changed = True
+            continue  # a run of them: each after the one before
+        stripped = line.strip()
+        code = stripped.split(b"//", 1)[0].rstrip()  # `}  // namespace detail` ends with }
+        if stripped:
+            prev = code or stripped
+    return b"\n".join(lines) if changed else data
 
 
 def _mark_entry(sym: Symbol, handlers: set[str]) -> Symbol:

@@ -29,6 +29,13 @@ JAVASCRIPT = """
 (class) @def.class
 (method_definition) @def.function
 (variable_declarator value: [(arrow_function) (function_expression)]) @def.function
+(export_statement value: [(arrow_function) (function_expression)] @def.function)
+(program (expression_statement (assignment_expression
+  left: (member_expression property: (property_identifier))
+  right: [(arrow_function) (function_expression)]) @def.function))
+(variable_declarator value: (object
+  (pair key: (property_identifier) value: [(arrow_function) (function_expression)]) @def.function))
+(variable_declarator name: (identifier) value: (object)) @def.container
 (program (lexical_declaration (variable_declarator name: (identifier) @def.const)))
 (program (export_statement
   (lexical_declaration (variable_declarator name: (identifier) @def.const))))
@@ -52,6 +59,7 @@ TYPESCRIPT = (
 (type_alias_declaration) @def.class
 (function_signature) @def.function
 (abstract_method_signature) @def.function
+(internal_module body: (_)) @def.container
 """
 )
 
@@ -88,6 +96,9 @@ JAVA = """
 (annotation_type_declaration) @def.class
 (method_declaration) @def.function
 (constructor_declaration) @def.function
+(compact_constructor_declaration) @def.function
+(variable_declarator value: (object_creation_expression (class_body))) @def.container
+(enum_constant body: (class_body)) @def.container
 (method_invocation) @call
 (object_creation_expression) @call
 (import_declaration) @import

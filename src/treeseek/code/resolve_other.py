@@ -197,7 +197,15 @@ class GoResolver(Resolver):
         if d is None:
             return UNRESOLVED
         files = sorted(set(self.dirs[d].values()))
-        return Target(Resolution.RESOLVED, files[0]) if files else UNRESOLVED
+        if not files:
+            return UNRESOLVED
+        package = posixpath.basename(d)
+
+        def rank(p: str) -> tuple[bool, bool, str]:  # named like the package, not a test
+            stem = posixpath.basename(p).removesuffix(".go")
+            return stem != package, stem.endswith("_test"), p
+
+        return Target(Resolution.RESOLVED, min(files, key=rank))
 
     def resolve_name(self, path: str, parts: list[str]) -> Target:
         d = self.bindings.get(path, {}).get(parts[0])

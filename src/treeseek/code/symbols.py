@@ -46,6 +46,10 @@ class _Def:
     name: str
     qualifier: str = ""  # e.g. Go receiver type, C++ "Foo" of "Foo::bar"
     payload: dict[str, Any] = field(default_factory=dict)
+    stub: bool = False  # an overload signature (Python @overload, TypeScript): no body
+    # the first of the attributes / decorators just before ``outer`` that the syntax tree keeps
+    # as its siblings (Rust `#[cfg(unix)]`, TypeScript member decorators): the span starts there
+    lead: Node | None = None
 
 
 def extract_symbols(src: Source) -> SymbolTable:
@@ -109,6 +113,8 @@ def _assemble(fam: str, src: Source, defs: list[_Def]) -> SymbolTable:
     spans: list[tuple[int, int, str]] = []
     stack: list[tuple[_Def, str]] = []  # (def, qname)
     seen: dict[str, int] = {}
+    order: list[str] = []  # the qname of each def
+    unlinked: set[int] = set()
     for d in defs:
         while stack and stack[-1][0].node.end_byte <= d.node.start_byte:
             stack.pop()
@@ -117,7 +123,9 @@ def _assemble(fam: str, src: Source, defs: list[_Def]) -> SymbolTable:
         if d.qualifier:
             prefix = f"{prefix}.{d.qualifier}" if prefix else d.qualifier
         qname = f"{prefix}.{d.name}" if prefix else d.name
-        if d.role == "container":  # an impl block shares its type's name: no suffix
+        if d.payload.get("singleton"):  # Ruby `class << self`: the class's own methods
+            qname = parent_q
+        elif d.role == "container":  # an impl block shares its type's name: no suffix
             pass
         elif qname in seen:  # overloads, redefinitions: keep qnames unique within the file
             seen[qname] += 1
@@ -125,10 +133,14 @@ def _assemble(fam: str, src: Source, defs: list[_Def]) -> SymbolTable:
         else:
             seen[qname] = 1
         stack.append((d, qname))
+        order.append(qname)
         spans.append((d.node.start_byte, d.node.end_byte, qname))
         if d.role == "container":
             continue
-        in_class = parent_def is not None and parent_def.role in ("class", "container")
+        in_class = parent_def is not None and (
+            parent_def.role == "class"
+            or (parent_def.role == "container" and parent_def.node.type not in _MODULES)
+        )  # (a Rust `mod`, a TypeScript `namespace` qualify names but hold functions)
         if d.role == "class":
             kind = SymbolKind.CLASS
         elif d.role == "const":
@@ -138,17 +150,75 @@ def _assemble(fam: str, src: Source, defs: list[_Def]) -> SymbolTable:
         else:
             kind = SymbolKind.FUNCTION
         parent = _symbol_parent(stack)
+        if parent_def is not None and parent_def.node.type == "variable_declarator":
+            unlinked.add(len(table.symbols))  # in `const api = {...}`: no parent by name
+        if parent_def is not None and parent_def.payload.get("singleton"):
+            d.payload["static"] = True
         sym = _build(fam, src, d, qname, kind, parent)
         table.symbols.append(sym)
         table.nodes[qname] = d.node
+    renames = _implementations_first(defs, order)
+    if renames:
+        spans = [(a, b, _renamed(q, renames)) for a, b, q in spans]
+        table.symbols = [
+            dataclasses.replace(
+                sym,
+                qname=_renamed(sym.qname, renames),
+                parent=_renamed(sym.parent, renames) if sym.parent else sym.parent,
+            )
+            for sym in table.symbols
+        ]
+        table.nodes = {_renamed(q, renames): n for q, n in table.nodes.items()}
     table.owners = Owners.build(spans)
     known = {sym.qname for sym in table.symbols}
     for i, sym in enumerate(table.symbols):
-        if sym.parent is None and "." in sym.qname:
+        if sym.parent is None and "." in sym.qname and i not in unlinked:
             outer = sym.qname.rsplit(".", 1)[0]
             if outer in known:  # Rust impl / C++ out-of-line / Go receiver methods
                 table.symbols[i] = dataclasses.replace(sym, parent=outer)
     return table
+
+
+def _implementations_first(defs: list[_Def], qnames: list[str]) -> dict[str, str]:
+    """Renames that give an overloaded function's plain qname to its implementation: the
+    overload signatures before it (``@overload`` stubs, TypeScript signatures) got the plain
+    qname first, so ``expand path::f`` showed a stub. The stubs take ``@2``, ``@3``, ... in
+    order, then the other definitions, as without stubs."""
+    groups: dict[str, list[int]] = {}
+    for i, q in enumerate(qnames):
+        if defs[i].role != "container":
+            groups.setdefault(_SUFFIX.sub("", q), []).append(i)
+    renames: dict[str, str] = {}
+    for base, members in groups.items():
+        if len(members) < 2 or not defs[members[0]].stub:
+            continue
+        if all(defs[i].stub for i in members):
+            continue
+        impl = next(i for i in members if not defs[i].stub)
+        ordered = [impl] + [i for i in members if i != impl]
+        for n, i in enumerate(ordered, start=1):
+            new = base if n == 1 else f"{base}@{n}"
+            if new != qnames[i]:
+                renames[qnames[i]] = new
+    return renames
+
+
+_SUFFIX = re.compile(r"@\d+$")
+
+
+def _renamed(qname: str, renames: dict[str, str]) -> str:
+    """``qname`` after ``renames`` of itself or of an enclosing qname (``a@3.b`` -> ``a.b``)."""
+    if qname in renames:
+        return renames[qname]
+    cut = len(qname)
+    while (cut := qname.rfind(".", 0, cut)) > 0:
+        head = qname[:cut]
+        if head in renames:
+            return renames[head] + qname[cut:]
+    return qname
+
+
+_MODULES = frozenset({"mod_item", "internal_module"})
 
 
 def _symbol_parent(stack: list[tuple[_Def, str]]) -> str | None:
@@ -167,13 +237,15 @@ def _build(
     decorators = _annotations(fam, src, node)
     if d.outer is not node:
         decorators = _annotations(fam, src, d.outer) + decorators
+    if d.lead is not None and fam != "rust":  # (Rust's are read by _annotations)
+        decorators = _sibling_decorators(src, d.lead, d.outer) + decorators
     payload = dict(d.payload)
     payload.update(_modifiers(fam, src, node, d.name))
     return Symbol(
         qname=qname,
         name=d.name,
         kind=kind,
-        start_line=line_of(d.outer),
+        start_line=line_of(d.lead or d.outer),
         end_line=end_line_of(d.outer),
         signature=_generic_signature(src, node),
         decorators=decorators,
@@ -284,13 +356,50 @@ def python_string_value(src: Source, node: Node | None) -> str | None:
 # --- other languages ------------------------------------------------------------------------
 
 
+_SIBLING_ATTRIBUTES = {"rust": "attribute_item", "typescript": "decorator"}
+
+
+def _lead(fam: str, outer: Node) -> Node | None:
+    """The first of the attribute / decorator siblings right before ``outer``, if any."""
+    kind = _SIBLING_ATTRIBUTES.get(fam)
+    if kind is None:
+        return None
+    lead = None
+    prev = outer.prev_sibling
+    while prev is not None and prev.type == kind:
+        lead, prev = prev, prev.prev_sibling
+    return lead
+
+
+def _sibling_decorators(src: Source, lead: Node, outer: Node) -> tuple[str, ...]:
+    out: list[str] = []
+    node: Node | None = lead
+    while node is not None and node.start_byte < outer.start_byte:
+        out.append(collapse(src.text(node).lstrip("@"), 120))
+        node = node.next_sibling
+    return tuple(out)
+
+
 def _describe(fam: str, src: Source, node: Node, role: str) -> _Def | None:
+    d = _describe_any(fam, src, node, role)
+    if d is not None and d.role != "container":
+        d.lead = _lead(fam, d.outer)
+    return d
+
+
+def _describe_any(fam: str, src: Source, node: Node, role: str) -> _Def | None:
     if fam == "python":
         if role == "const":
             name = src.text(node)
             return _Def(node, node, "const", name) if _UPPER_CONST.match(name) else None
         outer = node.parent if node.parent and node.parent.type == "decorated_definition" else node
-        return _Def(node, outer, role, src.field_text(node, "name"))
+        stub = outer is not node and any(
+            _python_decorator(src, c)
+            in ("overload", "typing.overload", "typing_extensions.overload", "t.overload")
+            for c in outer.children
+            if c.type == "decorator"
+        )
+        return _Def(node, outer, role, src.field_text(node, "name"), stub=stub)
     if fam in ("javascript", "typescript"):
         return _describe_js(src, node, role)
     if fam == "go":
@@ -326,11 +435,21 @@ def _describe_js(src: Source, node: Node, role: str) -> _Def | None:
         if value is not None and value.type in _JS_FUNCTION_VALUES:
             return None  # captured as a function
         return _Def(node, node.parent or node, "const", name) if _UPPER_CONST.match(name) else None
+    default = node.parent is not None and node.parent.type == "export_statement"
     if node.type == "class":
         name = src.field_text(node, "name")
         if not name and node.parent is not None and node.parent.type == "variable_declarator":
             name = src.field_text(node.parent, "name")
+        if not name and default:  # `export default class {`
+            return _Def(node, node.parent or node, role, "default", payload={"exported": True})
         return _Def(node, node, role, name) if name else None
+    if default and node.type in ("arrow_function", "function_expression"):
+        name = src.field_text(node, "name") or "default"  # `export default function () {`
+        is_async = node.child(0) is not None and src.text(node.child(0)) == "async"
+        flags = {"exported": True, "async": True} if is_async else {"exported": True}
+        return _Def(node, node.parent or node, role, name, payload=flags)
+    if node.type == "assignment_expression":
+        return _describe_js_assignment(src, node, role)
     parent = node.parent
     if node.type in _JS_EXPORTABLE and parent is not None and parent.type == "export_statement":
         name = src.field_text(node, "name")
@@ -338,15 +457,23 @@ def _describe_js(src: Source, node: Node, role: str) -> _Def | None:
     name_node = node.child_by_field_name("name")
     if node.type == "field_definition":  # JS class field `handle = () => {}`
         name_node = node.child_by_field_name("property")
+    elif node.type == "pair":  # `{ get: (url) => ... }`
+        name_node = node.child_by_field_name("key")
     if name_node is None or name_node.type not in (
         "identifier",
         "property_identifier",
         "private_property_identifier",
         "type_identifier",
+        "nested_identifier",  # namespace a.b
     ):
         return None
     payload: dict[str, Any] = {}
-    has_value = node.type in ("variable_declarator", "field_definition", "public_field_definition")
+    has_value = node.type in (
+        "variable_declarator",
+        "field_definition",
+        "public_field_definition",
+        "pair",
+    )
     value = node.child_by_field_name("value") if has_value else node
     first = value.child(0) if value is not None else None
     if first is not None and first.type == "async":
@@ -357,7 +484,32 @@ def _describe_js(src: Source, node: Node, role: str) -> _Def | None:
     if outer.parent is not None and outer.parent.type == "export_statement":
         outer = outer.parent
         payload["exported"] = True
-    return _Def(node, outer, role, src.text(name_node), payload=payload)
+    stub = node.type == "function_signature"  # `function f(x: T): R;` before its body
+    return _Def(node, outer, role, src.text(name_node), payload=payload, stub=stub)
+
+
+_JS_DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*")
+
+
+def _describe_js_assignment(src: Source, node: Node, role: str) -> _Def | None:
+    """``exports.f = () => ...``, ``module.exports.f = function ...`` (exported ``f``),
+    ``Foo.prototype.f = function ...`` and ``Foo.f = ...`` (``Foo.f``)."""
+    left = node.child_by_field_name("left")
+    if left is None:
+        return None
+    name = src.field_text(left, "property")
+    target = src.field_text(left, "object")
+    right = node.child_by_field_name("right")
+    payload: dict[str, Any] = {}
+    if right is not None and right.child(0) is not None and right.child(0).type == "async":
+        payload["async"] = True
+    outer = node.parent or node  # the statement, with its `;`
+    if target in ("exports", "module.exports"):
+        return _Def(node, outer, role, name, payload={**payload, "exported": True})
+    target = target.removesuffix(".prototype")
+    if not _JS_DOTTED.fullmatch(target) or target == "module":
+        return None
+    return _Def(node, outer, role, name, qualifier=target, payload=payload)
 
 
 def _describe_go(src: Source, node: Node, role: str) -> _Def | None:
@@ -393,6 +545,9 @@ def _describe_rust(src: Source, node: Node, role: str) -> _Def | None:
 
 
 def _describe_c(src: Source, node: Node, role: str) -> _Def | None:
+    outer = node
+    while outer.parent is not None and outer.parent.type == "template_declaration":
+        outer = outer.parent  # `template <typename T>` belongs to the definition's span
     if node.type == "type_definition":
         inner = node.child_by_field_name("type")
         if inner is None or inner.child_by_field_name("body") is None:
@@ -401,31 +556,107 @@ def _describe_c(src: Source, node: Node, role: str) -> _Def | None:
             return None  # `typedef struct foo {..} foo_t;`: the struct itself is captured
         return _Def(node, node, "class", src.field_text(node, "declarator"))
     if role == "class":
-        return _Def(node, node, role, src.field_text(node, "name"))
-    declarator = node.child_by_field_name("declarator")
-    while declarator is not None and declarator.type not in (
-        "function_declarator",
-        "identifier",
-    ):
-        declarator = declarator.child_by_field_name("declarator")
-    if declarator is None or declarator.type != "function_declarator":
-        return None
-    target = declarator.child_by_field_name("declarator")
+        name_node = node.child_by_field_name("name")
+        if name_node is not None and name_node.type == "template_type":
+            name_node = name_node.child_by_field_name("name")  # a specialization: `foo<T*>`
+        return _Def(node, outer, role, _c_name(src.text(name_node)))
+    returned = node.child_by_field_name("type")
+    if returned is not None and returned.child_by_field_name("body") is not None:
+        return None  # `class X {...} f() {}`: macros misparsed, the class is captured alone
+    made = _macro_made(src, node)
+    if made:
+        return _Def(node, outer, role, made)
+    target = _c_function_name(node)
     if target is None:
         return None
     text = src.text(target)
     if target.type == "qualified_identifier":
         scope, _, name = text.rpartition("::")
-        scope = re.sub(r"<.*?>", "", scope).replace("::", ".")
-        return _Def(node, node, role, name, qualifier=scope)
-    return _Def(node, node, role, text)
+        scope = " ".join(_without_template_args(scope).split())
+        if _C_MISPARSED.search(scope):
+            return None  # macros made the parser take a class body for a scope
+        return _Def(node, outer, role, _c_name(name), qualifier=scope.replace("::", "."))
+    return _Def(node, outer, role, _c_name(text))
+
+
+_MACRO_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+
+
+def _macro_made(src: Source, node: Node) -> str:
+    """``TEST(suite, name)`` / ``TEST_IMPL(name)``: a function a macro invocation defines
+    outside any class (test frameworks), named by the invocation; else ''."""
+    if node.parent is not None and node.parent.type == "field_declaration_list":
+        return ""  # a constructor of a class with an upper-case name
+    declarator = node.child_by_field_name("declarator")
+    returned = node.child_by_field_name("type")
+    if declarator is None:
+        return ""
+    if declarator.type == "parenthesized_declarator":  # C: `TEST_IMPL(name) {`
+        if returned is None or not _MACRO_NAME.fullmatch(src.text(returned)):
+            return ""
+        if declarator.named_child_count != 1 or declarator.named_children[0].type != "identifier":
+            return ""
+        return src.text(returned) + src.text(declarator)
+    if declarator.type != "function_declarator" or returned is not None:
+        return ""
+    name = declarator.child_by_field_name("declarator")
+    params = declarator.child_by_field_name("parameters")
+    if name is None or params is None or not _MACRO_NAME.fullmatch(src.text(name)):
+        return ""
+    for param in params.named_children:  # bare names, as a macro's arguments are
+        if param.type != "parameter_declaration" or param.child_by_field_name("declarator"):
+            return ""
+    return collapse(src.text(declarator), 200)
+
+
+def _c_function_name(node: Node) -> Node | None:
+    """The name node of a C/C++ function definition: what its innermost function declarator
+    declares (``int (*get_handler(int kind))(int)`` declares ``get_handler``)."""
+    declarator = node.child_by_field_name("declarator")
+    function: Node | None = None
+    while declarator is not None:
+        if declarator.type == "function_declarator":
+            function = declarator
+        elif not declarator.type.endswith("_declarator"):
+            break
+        inner = declarator.child_by_field_name("declarator")
+        if inner is None and declarator.type == "parenthesized_declarator":
+            inner = declarator.named_children[0] if declarator.named_child_count else None
+        declarator = inner
+    return function.child_by_field_name("declarator") if function is not None else None
+
+
+_C_MISPARSED = re.compile(r"[{};()]")
+_TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
+
+
+def _without_template_args(text: str) -> str:
+    """``a<b<c>>::d<e>`` -> ``a::d``: the names of a C++ scope, as calls write them."""
+    prev = ""
+    while prev != text:
+        prev, text = text, _TEMPLATE_ARGS.sub("", text)
+    return text
+
+
+def _c_name(text: str) -> str:
+    """The name of a C/C++ definition: ``operator char*`` as written (whitespace collapsed),
+    else without template arguments (an explicit specialization ``f<int>``) and without
+    the words a macro the parser did not expand left before it (``GTEST_API_ Cardinality
+    AtLeast`` -> ``AtLeast``)."""
+    words = text.split()
+    if not words:
+        return ""
+    if words[0].startswith("operator") or words[0].startswith("~operator"):
+        return " ".join(words)
+    words = _without_template_args(" ".join(words)).split()
+    return words[-1] if words else ""
 
 
 def _describe_ruby(src: Source, node: Node, role: str) -> _Def | None:
     if role == "const":
         return _Def(node, node.parent or node, "const", src.text(node))
     if node.type == "singleton_class":
-        return _Def(node, node, "container", "<<self")
+        return _Def(node, node, "container", "<<self", payload={"singleton": True})
     name = src.field_text(node, "name")
     payload: dict[str, Any] = {}
     if node.type == "singleton_method":

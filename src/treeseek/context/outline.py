@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from treeseek.code.model import Symbol, SymbolKind, symbol_id
+from treeseek.code.model import Symbol, SymbolKind, first_qname, symbol_id
 from treeseek.context.model import FileOutline, Outline, OutlineItem
 from treeseek.context.source import TreeSource
 from treeseek.errors import NodeNotFound
@@ -48,12 +48,29 @@ def first_doc_line(doc: str | None) -> str | None:
     return None
 
 
-def _depth(symbol: Symbol, by_qname: dict[str, Symbol]) -> int:
-    depth, parent = 0, symbol.parent
-    while parent and parent in by_qname and depth < 32:
-        depth += 1
-        parent = by_qname[parent].parent
-    return depth
+def _depths(ordered: Sequence[Symbol]) -> list[int]:
+    """Each symbol's indentation in line order: under its parent when the parent's span holds
+    it, or when it follows its parent or a sibling directly (a Rust impl after its struct).
+    A Go method or a trait impl's method elsewhere in the file is not indented under
+    whatever function came before it."""
+    by_qname = {s.qname: s for s in ordered}
+    depth: dict[str, int] = {}
+    out: list[int] = []
+    prev: Symbol | None = None
+    for sym in ordered:
+        parent = by_qname.get(sym.parent) if sym.parent else None
+        if parent is None or parent.qname not in depth:
+            d = 0
+        elif parent.start_line <= sym.start_line <= parent.end_line or prev is parent:
+            d = depth[parent.qname] + 1
+        elif prev is not None and prev.parent == sym.parent:
+            d = depth[prev.qname]
+        else:
+            d = 0
+        depth[sym.qname] = d
+        out.append(d)
+        prev = sym
+    return out
 
 
 def _signature(symbol: Symbol) -> str:
@@ -63,7 +80,6 @@ def _signature(symbol: Symbol) -> str:
 
 
 def items_of(path: str, symbols: Sequence[Symbol]) -> tuple[OutlineItem, ...]:
-    by_qname = {s.qname: s for s in symbols}
     ordered = sorted(symbols, key=lambda s: (s.start_line, -s.end_line, s.qname))
     return tuple(
         OutlineItem(
@@ -73,9 +89,9 @@ def items_of(path: str, symbols: Sequence[Symbol]) -> tuple[OutlineItem, ...]:
             start_line=s.start_line,
             end_line=s.end_line,
             doc=first_doc_line(s.docstring),
-            depth=_depth(s, by_qname),
+            depth=d,
         )
-        for s in ordered
+        for s, d in zip(ordered, _depths(ordered), strict=True)
     )
 
 
@@ -97,7 +113,7 @@ def render_file_outline(
     for item in items:
         span = f"{item.start_line:>{width}}-{item.end_line:<{width}}"
         doc = f"  # {item.doc}" if item.doc else ""
-        name = item.name_path.rpartition("::")[2].rpartition(".")[2]
+        name = first_qname(item.name_path.rpartition("::")[2]).rpartition(".")[2]
         # Python-style signatures start with the name: say what it is; others carry keywords
         word = _KIND_WORD.get(item.kind, item.kind) + " " if item.signature.startswith(name) else ""
         out.append(f"  {span} {'  ' * item.depth}{word}{item.signature}{doc}")

@@ -16,7 +16,7 @@ from typing import Any
 
 from treeseek.code.chunks import chunk_layout
 from treeseek.code.conventions import code_content
-from treeseek.code.languages import language_for_path
+from treeseek.code.languages import header_language, language_for_path
 from treeseek.code.model import Symbol
 from treeseek.context._deps import CodeStore, code_store
 from treeseek.trees.documents import document_format
@@ -241,7 +241,13 @@ class TreeSource:
         return self._outlines[path]
 
     def language(self, path: str) -> str | None:
-        return language_for_path(path)
+        """The file's language as the code index parsed it: by path, except that a ``.h``
+        file with C++ lines is C++ (:func:`~treeseek.code.languages.header_language`)."""
+        language = language_for_path(path)
+        if language == "c" and path.lower().endswith(".h"):
+            lines = self.lines(path) or []
+            language = header_language(path, "\n".join(lines).encode("utf-8"), language)
+        return language
 
     def _code_content(self, path: str) -> str | None:
         """The content whose code rows the file reads (:func:`code_content`; None for a

@@ -30,7 +30,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from treeseek.code.conventions import is_data_file, is_test_path
-from treeseek.code.languages import language_for_path
+from treeseek.code.languages import header_language, language_for_path
 from treeseek.code.model import FileCodeIndex, Symbol, SymbolKind
 from treeseek.code.parse import index_file
 from treeseek.embed.base import Embedder
@@ -214,8 +214,10 @@ class CodeIndexHook:
 
     #: what the layers it writes are (evaluation caches key their databases by it): "2" adds
     #: the file term counts of file-level BM25, "3" the term counts of chunks and symbols
-    #: (per-tree chunk and symbol BM25)
-    version = "3"
+    #: (per-tree chunk and symbol BM25), "4" the symbols, spans and chunks of the audit9 parser
+    #: (C++ headers named .h, overload implementations, C/C++ macro lines, Java anonymous
+    #: classes, JS/TS exports and namespaces, Rust attributes, Ruby class << self)
+    version = "4"
 
     def __init__(self, embedder: Embedder | None = None, *, workers: int | None = None) -> None:
         self.embedder = embedder
@@ -303,6 +305,8 @@ class CodeIndexHook:
             for key in batch:
                 head = heads.get(key.content_hash, b"")
                 language = language_for_path(key.path, head[:SNIFF_BYTES])
+                # a C++ header named .h, when its head shows it (else parsed again below)
+                language = header_language(key.path, head, language)
                 if not embeds_file(key.path, language):
                     continue
                 if language == lacking[key]:

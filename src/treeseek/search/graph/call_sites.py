@@ -30,7 +30,13 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from treeseek.code.local_types import Binding, LocalTypes, ScopeSpan, local_types
-from treeseek.code.model import FileCodeIndex, ResolvedEdge, SymbolKind, split_symbol_id
+from treeseek.code.model import (
+    FileCodeIndex,
+    ResolvedEdge,
+    SymbolKind,
+    first_qname,
+    split_symbol_id,
+)
 from treeseek.code.param_types import type_ref
 from treeseek.code.resolve import ResolvedTree
 from treeseek.code.resolve_base import Resolver
@@ -79,13 +85,23 @@ def callers(loaded: Resolved, store: Store, tree: str, symbol: str) -> list[Call
     path, qname = split_symbol_id(symbol)
     if not qname:
         return []
-    name = qname.rsplit(".", 1)[-1]
+    written = first_qname(qname)  # calls name `of`, never `of@2`
+    name = written.rsplit(".", 1)[-1]
     inference = _Inference(loaded, store, tree)
     is_method = inference.is_method(path, qname)
+
+    def sibling(target_path: str | None, target: str | None) -> bool:
+        """Another definition of this name in this file (an overload): the index resolves a
+        call to the first, not knowing which one it reaches."""
+        return target_path == path and target is not None and first_qname(target) == written
+
     out: list[CallSite] = []
     for edge in loaded.resolved.calls_named(name):
         if edge.dst_path == path and edge.dst_symbol == qname:
             out.append(_site(edge, RESOLVED, "index", symbol))
+            continue
+        if sibling(edge.dst_path, edge.dst_symbol):
+            out.append(_site(edge, CANDIDATE, "index", None))
             continue
         if edge.resolution.value == "resolved" and edge.dst_symbol is not None:
             continue  # the index found what it calls: another symbol
@@ -100,6 +116,8 @@ def callers(loaded: Resolved, store: Store, tree: str, symbol: str) -> list[Call
                 out.append(_site(edge, CANDIDATE, "name", None))
         elif found[0] == symbol:
             out.append(_site(edge, RESOLVED, found[1], symbol))
+        elif sibling(*split_symbol_id(found[0])):
+            out.append(_site(edge, CANDIDATE, found[1], None))
     return sorted(out, key=_order)
 
 

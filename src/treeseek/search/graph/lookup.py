@@ -37,6 +37,7 @@ from treeseek.code.model import (
     FileCodeIndex,
     ResolvedEdge,
     ResolvedEntrypoint,
+    first_qname,
     split_symbol_id,
     symbol_id,
 )
@@ -201,7 +202,7 @@ class TreeLookup(NodeNames):
         qname = split_symbol_id(symbol)[1]
         if not qname:
             return []
-        name = qname.rsplit(".", 1)[-1]
+        name = first_qname(qname).rsplit(".", 1)[-1]  # calls name `of`, never `of@2`
         digests = self.layers.code.calls_named(name, self._digests)
         paths = sorted(p for d in digests for p in self._paths_of[d])
 
