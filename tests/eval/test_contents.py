@@ -223,6 +223,7 @@ def test_a_built_commit_an_older_parser_made_is_parsed_again(
 ) -> None:
     """A cached commit database is reused as it is, unless a language's parser revision was
     raised since it was built: then it is indexed again, and only its stale files parsed."""
+    monkeypatch.setattr(revisions, "PARSER_REVISIONS", MappingProxyType({}))
     repo = BareRepo(tmp_path)
     c0 = repo.commit({"a.py": b"def f():\n    return 1\n", "b.js": b"function g() {}\n"})
     hook = CodeIndexHook(workers=1)

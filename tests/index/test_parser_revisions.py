@@ -15,6 +15,7 @@ import pytest
 
 import treeseek
 from treeseek.code import revisions
+from treeseek.code.languages import SUPPORTED
 from treeseek.code.model import FileCodeIndex
 from treeseek.code.parse import index_file
 from treeseek.database import Database
@@ -22,12 +23,21 @@ from treeseek.index import code_hook
 from treeseek.index.code_hook import CodeIndexHook
 from treeseek.index.transfer import copy_trees
 
+#: the revisions of this checkout (the autouse fixture below sets them to 0 for each test)
+TODAYS = revisions.PARSER_REVISIONS
+
 MODELS = '''class UserProfile:
     """A user's public profile."""
 
     def display_name(self):
         return self.first_name
 '''
+
+
+@pytest.fixture(autouse=True)
+def no_revisions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every language at revision 0 (as before any parser change), whatever today's are."""
+    monkeypatch.setattr(revisions, "PARSER_REVISIONS", MappingProxyType({}))
 
 
 @pytest.fixture
@@ -114,6 +124,9 @@ def test_a_database_of_schema_7_keeps_its_parses_as_revision_0(tmp_path: Path) -
             rows = conn.execute("SELECT parser_revision FROM code_files").fetchall()
         assert rows and {r[0] for r in rows} == {0}
         assert db.store.code().stale_parses("demo") == {}  # no language raised yet
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(revisions, "PARSER_REVISIONS", MappingProxyType({"python": 1}))
+            assert list(db.store.code().stale_parses("demo").values()) == ["pkg/a.py"]
 
 
 def test_a_copied_database_keeps_the_revision_its_rows_were_made_at(
@@ -133,3 +146,8 @@ def test_a_copied_database_keeps_the_revision_its_rows_were_made_at(
         target.index(repo, name="demo")
         assert hook.stats.reparsed == 1
         assert target.store.code().stale_parses("demo") == {}
+
+
+def test_todays_revisions_name_supported_languages() -> None:
+    assert TODAYS and set(TODAYS) <= SUPPORTED | {""}  # a misspelled language raises nothing
+    assert all(isinstance(v, int) and v >= 0 for v in TODAYS.values())

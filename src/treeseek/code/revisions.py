@@ -22,8 +22,25 @@ from types import MappingProxyType
 from treeseek.code.conventions import is_data_file
 
 #: language (the code index's name; "" for files without a grammar) -> its parser's revision.
-#: 0 is every parse stored before revisions existed.
-PARSER_REVISIONS: Mapping[str, int] = MappingProxyType({})
+#: 0 is every parse stored before revisions existed. Revision 1 (session 13's audit of the
+#: code index): overloads keep the implementation's plain name, C++ headers named .h parsed
+#: as C++, template/macro/function-pointer names, JS/TS exported and namespaced members,
+#: Java records and anonymous classes, Ruby ``class << self``, Rust attributes and ``mod``
+#: functions, and chunks of types whose methods come before them.
+PARSER_REVISIONS: Mapping[str, int] = MappingProxyType(
+    {
+        "python": 1,
+        "javascript": 1,
+        "typescript": 1,
+        "tsx": 1,
+        "go": 1,
+        "rust": 1,
+        "java": 1,
+        "ruby": 1,
+        "c": 1,
+        "cpp": 1,
+    }
+)
 
 
 def parser_revision(language: str | None) -> int:
