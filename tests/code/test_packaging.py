@@ -160,13 +160,17 @@ TREE = {
 }
 
 
-@pytest.fixture
-def shop(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
+def _write_tree(root: Path) -> Path:
     for rel, text in TREE.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
+    return root
+
+
+@pytest.fixture
+def shop(tmp_path: Path) -> Path:
+    root = _write_tree(tmp_path / "repo")
     db_path = tmp_path / "p.db"
     with treeseek.open(db_path) as db:
         db.index(root, name="shop")
@@ -218,11 +222,7 @@ def test_graph_command_lists_console_scripts(shop: Path) -> None:
 
 
 def test_retrieval_layer_shows_console_scripts(tmp_path: Path) -> None:
-    root = tmp_path / "repo"
-    for rel, text in TREE.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+    root = _write_tree(tmp_path / "repo")
     with treeseek.open(tmp_path / "r.db", hooks=[CodeIndexHook()]) as db:
         db.index(root, name="shop")
         ctx = SearchContext(store=db.store, tree=db.tree("shop"), navigator=LexicalNavigator())
