@@ -127,6 +127,9 @@ def test_setup_py_dict_name_and_string_forms() -> None:
         ("setup.py", "setup(entry_points=\n"),  # not Python
         ("setup.py", "setup(entry_points=make_entry_points())\n"),
         ("README.md", "[project.scripts]\nx = 'a:b'\n"),  # not a packaging file
+        # nested past the parsers' recursion limits: nothing, not a crash
+        ("pyproject.toml", "[project]\nx = " + "[" * 100_000 + "]" * 100_000 + "\n"),
+        ("setup.py", "setup(entry_points=" + "[" * 100_000 + "]" * 100_000 + ")\n"),
     ],
 )
 def test_malformed_or_other_files_give_nothing(path: str, text: str) -> None:

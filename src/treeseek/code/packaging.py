@@ -93,7 +93,7 @@ def split_handler(handler: str) -> tuple[str, list[str]]:
 def _pyproject(text: str) -> Iterator[tuple[str, str, str, int]]:
     try:
         data = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError):
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError):  # deep nesting: not ours
         return
     project = _table(data.get("project"))
     poetry = _table(_table(data.get("tool")).get("poetry"))
@@ -172,7 +172,7 @@ def _text_line(lines: list[str], needle: str) -> int:
 def _setup_py(text: str) -> Iterator[tuple[str, str, str, int]]:
     try:
         module = ast.parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError):
         return
     names: dict[str, ast.expr] = {}  # module-level NAME = <expr>
     for stmt in module.body:
