@@ -182,7 +182,9 @@ def shop(tmp_path: Path) -> Path:
 
 def test_console_scripts_resolve_to_their_functions(shop: Path) -> None:
     with treeseek.open(shop) as db:
+        lazy = db.code_entrypoints("shop")  # the declaring files only, not the graph
         loaded = tree_code_graph(db.store, "shop")
+    assert lazy == loaded.resolved.entrypoints
     got = {
         e.entrypoint.route_or_command: (e.path, e.handler_path, e.handler_symbol)
         for e in loaded.resolved.entrypoints
