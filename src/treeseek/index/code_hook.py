@@ -271,7 +271,7 @@ class CodeIndexHook:
         stale = sorted((d, p) for d, p in code.stale_parses(tree.name).items() if d not in fresh)
         for start in range(0, len(stale), BACKFILL_BATCH):
             batch = stale[start : start + BACKFILL_BATCH]
-            data = code.contents([d for d, _ in batch])
+            data = code.heads([d for d, _ in batch], WHOLE)
             jobs = [(d, p, data[d]) for d, p in batch if data.get(d)]
             self.stats.reparsed += self._parse_and_store(code, jobs)
 

@@ -338,9 +338,6 @@ class CodeWriter(CodeStore, Protocol):
     def heads(self, hashes: Collection[str], size: int) -> dict[str, bytes]:
         """The first ``size`` bytes of each content; contents not stored are absent."""
 
-    def contents(self, hashes: Collection[str]) -> dict[str, bytes]:
-        """The stored bytes of each content; contents not stored are absent."""
-
     def missing_vectors(
         self, model: str, kind: str, keys: Collection[VectorKey]
     ) -> set[VectorKey]: ...

@@ -378,9 +378,6 @@ class PostgresCodeStore:
         data = self._read_contents(list(hashes))
         return {h: raw[:size] for h, raw in data.items()}
 
-    def contents(self, hashes: Collection[str]) -> dict[str, bytes]:
-        return dict(self._read_contents(list(hashes)))
-
     def missing_vectors(self, model: str, kind: str, keys: Collection[VectorKey]) -> set[VectorKey]:
         wanted = list(dict.fromkeys(keys))
         hashes, paths = _key_arrays(wanted)

@@ -368,9 +368,6 @@ class SQLiteCodeStore:
         data = self._read_contents(list(hashes))
         return {h: raw[:size] for h, raw in data.items()}
 
-    def contents(self, hashes: Collection[str]) -> dict[str, bytes]:
-        return dict(self._read_contents(list(hashes)))
-
     def missing_vectors(self, model: str, kind: str, keys: Collection[VectorKey]) -> set[VectorKey]:
         wanted = list(dict.fromkeys(keys))
         return set(wanted) - set(self._vector_rows(model, kind, wanted, "1"))
