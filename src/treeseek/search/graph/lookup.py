@@ -34,6 +34,7 @@ from treeseek.code.languages import language_for_path
 from treeseek.code.model import (
     Edge,
     EdgeType,
+    Entrypoint,
     FileCodeIndex,
     ResolvedEdge,
     ResolvedEntrypoint,
@@ -77,6 +78,9 @@ class StoredLayers(Mapping[str, FileCodeIndex]):
             self.languages[path] = info.language if info is not None else language_for_path(path)
         self._by_digest: dict[str, FileCodeIndex] = {}
         self._read: dict[str, FileCodeIndex] = {}
+        #: every content's entrypoint rows when one batched read has them (absent: none);
+        #: None: each file's are read with its other layers
+        self.entrypoint_rows: Mapping[str, list[Entrypoint]] | None = None
 
     def __getitem__(self, path: str) -> FileCodeIndex:
         found = self._read.get(path)
@@ -97,7 +101,11 @@ class StoredLayers(Mapping[str, FileCodeIndex]):
                     chunks=(),
                     symbols=tuple(self.code.symbols(digest)),
                     edges=tuple(self.code.edges(digest)),
-                    entrypoints=tuple(self.code.entrypoints(digest)),
+                    entrypoints=tuple(
+                        self.code.entrypoints(digest)
+                        if self.entrypoint_rows is None
+                        else self.entrypoint_rows.get(digest, ())
+                    ),
                     parse_error=info.parse_error,
                 )
             found = FileCodeIndex(
@@ -318,6 +326,7 @@ class TreeLookup(NodeNames):
         that have some: those with stored entrypoint rows, and the packaging files that can
         declare console scripts (:mod:`treeseek.code.packaging`)."""
         stored = self.layers.code.entrypoints_of(self._digests)
+        self.layers.entrypoint_rows = stored  # the files resolved below read them from here
         paths = [
             p
             for p in self.layers.paths
