@@ -441,6 +441,40 @@ def test_search_with_a_language_ranks_the_files_of_that_language(tmp_path: Path)
         run(session, server)
 
 
+def test_search_with_a_language_keeps_a_cpp_header_named_h(tmp_path: Path) -> None:
+    """A C++ header named ``.h`` is parsed as C++ (a line only C++ has); ``search(language=
+    "cpp")`` ranked it and then filtered the answer by the file's suffix (``.h``: c), so
+    the headers, most of a C++ library's code, were never in it."""
+    root = tmp_path / "lib"
+    root.mkdir()
+    (root / "format.h").write_text(
+        "namespace fmt {\ntemplate <typename T> class formatter {\n public:\n"
+        "  void format_spec(T value);\n};\n}  // namespace fmt\n"
+    )
+    (root / "plain.h").write_text("int format_spec_plain(int value);\n")
+    (root / "format.cc").write_text('#include "format.h"\nint unrelated() { return 0; }\n')
+    db_path = tmp_path / "h.db"
+    with treeseek.open(db_path) as db:
+        db.index(root, name="lib")
+        server = build_server(Service(db))
+
+        async def session(client: Client) -> None:
+            for language, first in (("cpp", "format.h"), ("c", "plain.h")):
+                found = await client.call_tool(
+                    "search",
+                    {
+                        "tree": "lib",
+                        "question": "formatter format_spec",
+                        "k": 1,
+                        "language": language,
+                    },
+                )
+                assert not found.is_error, text(found)
+                assert text(found).splitlines()[1].startswith(f"1. {first}"), text(found)
+
+        run(session, server)
+
+
 def test_a_tree_whose_directory_is_gone_is_not_told_to_call_index(tmp_path: Path) -> None:
     """trees and search said 'STALE since ... (): call index' for a tree whose directory
     no longer exists, and index then failed ('where tree was built, is gone'): they say the

@@ -211,7 +211,9 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
                 language=language or None,
             )
             if filtered and answer.get("context") is None:
-                answer["files"] = _filter(answer["files"], path, language)[:k]
+                files = answer["files"]
+                parsed = service.languages(tree, [hit["path"] for hit in files]) if language else {}
+                answer["files"] = _filter(files, path, language, parsed)[:k]
             return answer
 
         return render_search(await _call(run))
@@ -353,17 +355,20 @@ def _check_filters(service: Service, tree: str, path: str | None, language: str 
 
 
 def _filter(
-    files: list[dict[str, Any]], path: str | None, language: str | None
+    files: list[dict[str, Any]],
+    path: str | None,
+    language: str | None,
+    parsed: dict[str, str | None],
 ) -> list[dict[str, Any]]:
-    from treeseek.code.languages import language_for_path
-
+    """The hits under ``path`` and of ``language`` (``parsed``: each hit's language as the
+    code index parsed it, what flat's scope goes by: a C++ header named ``.h`` is cpp)."""
     prefix = (path or "").strip("/")
     out = []
     for hit in files:
         p = hit["path"]
         if prefix and not (p == prefix or p.startswith(prefix + "/")):
             continue
-        if language and language_for_path(p) != language:
+        if language and parsed.get(p) != language:
             continue
         out.append(hit)
     return out

@@ -492,6 +492,25 @@ class Service:
             "text": text,
         }
 
+    @reading
+    def languages(self, tree: str, paths: Sequence[str]) -> dict[str, str | None]:
+        """The language each of ``paths`` (files of ``tree``) is parsed as: what the code
+        index stored (a C++ header named ``.h`` is cpp), else its extension's (None: none)."""
+        from treeseek.code.languages import language_for_path
+
+        digests: dict[str, str] = {}
+        for path in paths:
+            node = self.db.node(tree, check_path(path))
+            digest = code_content(node.path, node.content_hash)
+            if digest is not None:
+                digests[path] = digest
+        infos = self.db.store.code().code_files(set(digests.values())) if digests else {}
+        out: dict[str, str | None] = {}
+        for path in paths:
+            info = infos.get(digests.get(path, ""))
+            out[path] = info.language if info is not None else language_for_path(path)
+        return out
+
     # -- code structure ------------------------------------------------------------------
     def _graph(self, tree: str) -> TreeCodeGraph:
         return self.db.code_graph(tree)
