@@ -346,3 +346,10 @@ class CodeWriter(CodeStore, Protocol):
         self, model: str, kind: str, items: Sequence[tuple[VectorKey, npt.NDArray[np.float32]]]
     ) -> None:
         """Store (key, vector) pairs of one model and one kind of embedded text."""
+
+    def vector_keys(self, kind: str, hashes: Collection[str]) -> list[tuple[str, VectorKey]]:
+        """``(model, key)`` of every stored vector of ``kind`` of the contents ``hashes``, at
+        any path, of any model and tree: what a parse of those contents again may outdate."""
+
+    def delete_vectors(self, model: str, kind: str, keys: Collection[VectorKey]) -> None:
+        """Delete the stored ``model``/``kind`` vectors of ``keys`` (keys without one: no-op)."""

@@ -416,6 +416,27 @@ class PostgresCodeStore:
                 rows,
             )
 
+    def vector_keys(self, kind: str, hashes: Collection[str]) -> list[tuple[str, VectorKey]]:
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT content_hash, path, model FROM code_vectors"
+                " WHERE content_hash = ANY(%s) AND kind = %s",
+                (sorted(set(hashes)), kind),
+            ).fetchall()
+        return sorted((r[2], VectorKey(r[0], _path(r[1]))) for r in rows)
+
+    def delete_vectors(self, model: str, kind: str, keys: Collection[VectorKey]) -> None:
+        if not keys:
+            return
+        hashes, paths = _key_arrays(list(dict.fromkeys(keys)))
+        with self._read() as conn:
+            conn.execute(
+                "DELETE FROM code_vectors AS v USING unnest(%s::text[], %s::bytea[])"
+                " AS w(content_hash, path) WHERE v.content_hash = w.content_hash"
+                " AND v.path = w.path AND v.model = %s AND v.kind = %s",
+                (hashes, paths, model, kind),
+            )
+
     # -- reads ----------------------------------------------------------------------------
     def code_files(self, hashes: Collection[str]) -> dict[str, CodeFileInfo]:
         with self._read() as conn:

@@ -384,6 +384,24 @@ class SQLiteCodeStore:
             ],
         )
 
+    def vector_keys(self, kind: str, hashes: Collection[str]) -> list[tuple[str, VectorKey]]:
+        out: list[tuple[str, VectorKey]] = []
+        for batch in batched(sorted(set(hashes))):
+            for digest, raw_path, model in self._conn.execute(
+                "SELECT content_hash, CAST(path AS BLOB), model FROM code_vectors"
+                f" WHERE content_hash IN ({qmarks(len(batch))}) AND kind = ?",
+                (*batch, kind),
+            ):
+                out.append((model, VectorKey(digest, _path(raw_path))))
+        return sorted(out)
+
+    def delete_vectors(self, model: str, kind: str, keys: Collection[VectorKey]) -> None:
+        self._conn.executemany(
+            "DELETE FROM code_vectors WHERE content_hash = ? AND path = CAST(? AS TEXT)"
+            " AND model = ? AND kind = ?",
+            [(key.content_hash, _path_bytes(key.path), model, kind) for key in set(keys)],
+        )
+
     def _vector_rows(
         self, model: str, kind: str, keys: Sequence[VectorKey], column: str
     ) -> dict[VectorKey, Any]:
