@@ -218,3 +218,25 @@ def test_a_parse_again_embeds_again_the_outlines_it_changes(
     run("dropped", (repo, "demo"), (other, "other"))
     with treeseek.open(db_location("dropped")) as db:
         assert {tree: _vectors(db, tree, model) for tree in ("demo", "other")} == fresh
+
+
+def test_a_process_that_read_the_old_parse_answers_from_the_new_one(
+    db: Database, repo: Path, db_location: Callable[[str], Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Outlines, expansions and budgeted answers read a content's symbols and chunks through
+    a process-wide cache by content hash: what it kept from the old parse must not outlive
+    the parse again (in this process, or in another process's database)."""
+    monkeypatch.setattr(code_hook, "index_file", _older_parser)
+    db.index(repo, name="demo")
+    assert [i.name_path for f in db.outline("demo", "app").files for i in f.items] == []
+    assert "app/models.py::UserProfile" not in db.query("demo", "UserProfile", budget=400).symbols
+    monkeypatch.setattr(code_hook, "index_file", index_file)
+    monkeypatch.setattr(revisions, "PARSER_REVISIONS", MappingProxyType({"python": 1}))
+    with treeseek.open(db_location("revisions")) as other:  # another writer of the database
+        other.index(repo, name="demo")
+
+    outline = [i.name_path for f in db.outline("demo", "app/models.py").files for i in f.items]
+    assert outline == ["app/models.py::UserProfile", "app/models.py::UserProfile.display_name"]
+    assert "app/models.py::UserProfile" in db.query("demo", "UserProfile", budget=400).symbols
+    span = db.expand("demo", "app/models.py::UserProfile.display_name").context[0]
+    assert (span.start_line, span.end_line) == (4, 5)
