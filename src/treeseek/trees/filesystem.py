@@ -9,8 +9,8 @@ Two ways to decide what is ignored, with the same result on ordinary repositorie
   then applied on top, scoped to their directory. Empty directories are not listed (git has no
   notion of them).
 - **plain directory**: walk with :func:`os.scandir` and apply nested ``.gitignore`` files,
-  ``.git/info/exclude`` and ``.treeseekignore`` files per directory with pathspec's gitignore
-  implementation (see :mod:`treeseek.trees.ignore`). Empty directories are listed.
+  ``.git/info/exclude`` and ``.treeseekignore`` files per directory, decided as git decides
+  them (see :mod:`treeseek.trees.ignore`). Empty directories are listed.
 
 In both, ``.git`` is never entered, and symlinks are handled the same way: a symlink to a
 regular file inside the root is kept as a file (its content is the target's); a symlink that
