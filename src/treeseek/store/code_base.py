@@ -244,6 +244,10 @@ class CodeStore(Protocol):
 
     def edges(self, content_hash: str) -> list[Edge]: ...
 
+    def edges_of(self, hashes: Collection[str]) -> dict[str, list[Edge]]:
+        """Batched :meth:`edges`, each content's in edge order (hashes without edges are
+        absent): a whole tree's in one read, not one read per file."""
+
     def import_refs(self, hashes: Collection[str]) -> dict[str, list[str]]:
         """Each content's import edges as written (``dst_ref``), in edge order, without the
         other edges or payloads: what query-time import resolution reads (contents without
