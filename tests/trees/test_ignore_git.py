@@ -138,3 +138,17 @@ def test_random_rules_decide_as_git(
     if any(d + "/.gitignore" in files or (d and d in files) for d in ignore_files):
         return
     _compare(tmp_path_factory.mktemp("rules"), files, ignore_files)
+
+
+def test_a_treeseekignore_that_git_ignores_still_applies(tmp_path: Path) -> None:
+    """A .treeseekignore kept out of the repository (in .git/info/exclude, a global
+    excludes file or a .gitignore) is not in git's listing: its rules applied in a plain
+    directory and were skipped in a checkout."""
+    _write(tmp_path, {"main.py": "", "gen/big.py": "", "pkg/a.py": "", "pkg/out/b.py": ""})
+    _write(tmp_path, {TREESEEKIGNORE: "gen/\n", f"pkg/{TREESEEKIGNORE}": "out/\n"})
+    walked = _ours(tmp_path, use_git=False)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True, env=_GIT_ENV)
+    _write(tmp_path, {".git/info/exclude": f"{TREESEEKIGNORE}\n"})
+    listed = _ours(tmp_path, use_git=True)
+    assert walked == [TREESEEKIGNORE, "main.py", "pkg/.treeseekignore", "pkg/a.py"]
+    assert listed == ["main.py", "pkg/a.py"]  # the rules apply; git leaves the files out
