@@ -240,3 +240,28 @@ def test_a_process_that_read_the_old_parse_answers_from_the_new_one(
     assert "app/models.py::UserProfile" in db.query("demo", "UserProfile", budget=400).symbols
     span = db.expand("demo", "app/models.py::UserProfile.display_name").context[0]
     assert (span.start_line, span.end_line) == (4, 5)
+
+
+def test_a_copy_brings_no_vector_of_a_parse_the_target_does_not_hold(
+    repo: Path, db_location: Callable[[str], Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`treeseek db copy` keeps the target's code rows of a content it already holds; a
+    vector the source embedded from another parse of that content (an older parser's
+    symbols) would not match them, so it is not copied (the next index with vectors embeds
+    it), while a vector of the same parse is."""
+    embedder = HashingEmbedder(dim=64)
+    model = embedder.name
+    with pytest.MonkeyPatch.context() as old:
+        old.setattr(code_hook, "index_file", _older_python_parser)
+        with treeseek.open(db_location("old"), hooks=[CodeIndexHook(embedder, workers=1)]) as db:
+            db.index(repo, name="demo")  # every parse at revision 0, python without symbols
+    monkeypatch.setattr(revisions, "PARSER_REVISIONS", MappingProxyType({"python": 1}))
+    with treeseek.open(db_location("new"), hooks=[CodeIndexHook(workers=1)]) as target:
+        target.index(repo, name="mine")  # the same contents, parsed today, no vectors
+        with treeseek.open(db_location("old")) as source:
+            copy_trees(source.store, target.store, ["demo"])
+        copied = _vectors(target, "demo", model)
+        assert set(copied) == {"app/util.js"}  # JavaScript: the same parse on both sides
+    with treeseek.open(db_location("fresh"), hooks=[CodeIndexHook(embedder, workers=1)]) as db:
+        db.index(repo, name="demo")
+        assert copied["app/util.js"] == _vectors(db, "demo", model)["app/util.js"]
