@@ -244,8 +244,10 @@ def outline(
         source.prefetch_symbols(batch)
         for p in batch:
             if not source.symbols(p) and not _is_document(source, p):
+                source.release(p)
                 continue
             files.append(outline_file(source, p, counter))
+            source.release(p)  # its items hold what the outline needs of it
             tokens += files[-1].tokens
             if max_tokens is not None and tokens > max_tokens:
                 raise OutlineTooLarge(path, tokens, len(files), max_tokens)

@@ -148,6 +148,14 @@ class TreeSource:
             self._lines[path] = cached
         return self._lines[path]
 
+    def release(self, path: str) -> None:
+        """Forget the lines and symbols read for ``path`` (a directory's outline reads each
+        file once: keeping every file's lines until it ends held a 47,000-file tree's text,
+        1.16 GB, where one file at a time needs 0.44 GB). The process-wide cache keeps its
+        entries; a later read of ``path`` reads it again."""
+        self._lines.pop(path, None)
+        self._symbols.pop(path, None)
+
     def line_table(self, kind: str, path: str) -> list[Any]:
         """A table of one value per line of ``path`` (index 1..n; ``None``: not computed
         yet), filled by its callers, for what depends on nothing but the file's text (``kind``
