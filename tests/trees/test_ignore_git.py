@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from treeseek.trees.filesystem import FilesystemBuilder
-from treeseek.trees.ignore import GITIGNORE, TREESEEKIGNORE
+from treeseek.trees.ignore import GITIGNORE, TREESEEKIGNORE, parse_rule
 from treeseek.trees.model import NodeType
 from treeseek.trees.source import SourceWarnings
 
@@ -92,6 +92,7 @@ FILES = {
         {"": "*.py\n", "a": "!y.py\n", "a/b": "!*.py\n*.txt\n"},
         {"": "a/**/z.*\n!a/b/z.py\n"},
         {"": "[a-c]/\n[!s]*.txt\n"},
+        {"": "**/**/z.py\n/**/**/more/\n", "a": "**/**\n!**/**/\n!*.py\n"},
     ],
 )
 def test_rules_decide_as_git(tmp_path: Path, rules: dict[str, str]) -> None:
@@ -152,3 +153,12 @@ def test_a_treeseekignore_that_git_ignores_still_applies(tmp_path: Path) -> None
     listed = _ours(tmp_path, use_git=True)
     assert walked == [TREESEEKIGNORE, "main.py", "pkg/.treeseekignore", "pkg/a.py"]
     assert listed == ["main.py", "pkg/a.py"]  # the rules apply; git leaves the files out
+
+
+def test_repeated_double_stars_are_one() -> None:
+    """`**/**` is `**`: each one more made a `(?:.*/)?` to try at every slash (a path 60
+    directories deep took 2 s against `**/**/**/**/**/**/x`, for each path of the tree)."""
+    for many, one in (("**/**/**/x", "**/x"), ("a/**/**/b", "a/**/b"), ("/**/**", "/**")):
+        ruled, single = parse_rule(many), parse_rule(one)
+        assert ruled is not None and single is not None
+        assert ruled.regex.pattern == single.regex.pattern

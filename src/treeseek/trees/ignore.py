@@ -195,7 +195,10 @@ def parse_rule(line: str) -> IgnoreRule | None:
         if glob is None:
             return None
         return IgnoreRule(text, re.compile(r"(?:.*/)?" + glob, re.S), exclude, dir_only)
-    segments = pattern.removeprefix("/").split("/")
+    segments: list[str] = []
+    for segment in pattern.removeprefix("/").split("/"):
+        if not (segment == "**" and segments and segments[-1] == "**"):
+            segments.append(segment)  # `**/**` is `**` (and no stack of `(?:.*/)?` to try)
     out: list[str] = []
     slash = ""
     for i, segment in enumerate(segments):
