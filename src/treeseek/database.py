@@ -707,12 +707,18 @@ class Database(Closing):
         return self.disclose(tree, hits, "spans", budget=budget, query=query)
 
     @reads
-    def outline(self, tree: str, path: str = "") -> Outline:
+    def outline(self, tree: str, path: str = "", *, max_tokens: int | None = None) -> Outline:
         """The symbols of a file, or of every file under a directory, with signatures, line
-        spans and first docstring lines."""
+        spans and first docstring lines. ``max_tokens``: a directory's outline over this many
+        tokens stops there and raises ConfigError (``OutlineTooLarge``) instead of reading
+        every file."""
         from treeseek.context import outline as _outline
 
-        return _outline(self._source(tree), normalize_query_path(path))
+        if max_tokens is not None and (
+            isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 0
+        ):
+            raise ConfigError(f"max_tokens is a count of tokens >= 0, got {max_tokens!r:.80}")
+        return _outline(self._source(tree), normalize_query_path(path), max_tokens=max_tokens)
 
     @reads
     def expand(

@@ -13,6 +13,7 @@ import pytest
 
 import treeseek
 from treeseek.code.model import ChunkType, EdgeType, FileCodeIndex, Symbol, SymbolKind
+from treeseek.code.parse import index_file
 from treeseek.database import Database
 from treeseek.index.code_hook import CodeIndexHook, prepare_code
 from treeseek.search.flat.parts import SymbolCatalog, TreeSymbols
@@ -387,3 +388,23 @@ def test_base_refs_and_import_bindings_are_those_edges_as_written(db: Database, 
     assert [ref for ref, _ in bindings[admin]] == ["app.models", "app.models.UserProfile"]
     assert [json.loads(payload)["alias"] for _, payload in bindings[admin]] == ["m", "P"]
     assert code.base_refs(set()) == {} and code.import_bindings(set()) == {}
+
+
+def test_edges_of_are_each_contents_edges_as_parsed(db: Database, repo: Path) -> None:
+    """The batched read the tree graph loads a whole tree with: per content, in edge order,
+    the edges and payloads the parse made (equal payloads of one read may be one object)."""
+    db.index(repo, name="demo")
+    code = db.store.code()
+    hashes = _hashes(db, "demo")
+    batched = code.edges_of(set(hashes.values()))
+    for path in ("app/models.py", "app/views.py"):
+        digest = hashes[path]
+        assert batched[digest] == code.edges(digest)
+        parsed = index_file(path, (repo / path).read_bytes()).edges
+        assert batched[digest] == list(parsed) and parsed
+    assert hashes["README.md"] not in batched  # no edges
+    assert code.edges_of(set()) == {}
+    symbols = code.symbols_of(set(hashes.values()))
+    assert symbols[hashes["app/models.py"]] == list(
+        index_file("app/models.py", MODELS.encode()).symbols
+    )

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 import treeseek
+from treeseek.context import TreeSource, outline
 from treeseek.context.render import render_outline
 from treeseek.database import Database
 
@@ -279,3 +280,15 @@ def test_outline_of_a_directory_and_its_text(langs: Database) -> None:
     data = outline.to_dict()
     assert data["schema"] == "treeseek.context/1"
     assert data["files"][0]["items"][0]["name_path"] == "F.java::Greeter"
+
+
+def test_a_directory_outline_keeps_no_file_read_after_outlining_it(langs: Database) -> None:
+    """Each file's lines and symbols are let go once its outline is made (a whole large
+    tree's were all held until the end: 1.16 GB on 47,000 files), and the outline is the
+    one each file gives alone."""
+    source = TreeSource(langs.store, "langs")
+    whole = outline(source, "")
+    assert source._lines == {} and source._symbols == {}
+    assert [f.path for f in whole.files] == sorted(EXPECTED)
+    for f in whole.files:
+        assert langs.outline("langs", f.path).files == (f,)

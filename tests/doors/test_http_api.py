@@ -603,6 +603,35 @@ def test_an_outline_over_the_budget_limit_is_refused_with_what_to_ask_instead(
         db.close()
 
 
+def test_an_outline_over_the_limit_stops_reading_once_it_is_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A whole large tree's outline was built in full (22 s and 1.4 GB on a 47,000-file
+    tree) only to be refused: it stops at the first file that takes it over the limit."""
+    root = tmp_path / "many"
+    (root / "pkg").mkdir(parents=True)
+    for n in range(40):
+        body = "".join(f"def fn_{n}_{i}(x):\n    return x + {i}\n\n" for i in range(10))
+        (root / "pkg" / f"mod_{n:02d}.py").write_text(body)
+    with treeseek.open(tmp_path / "many.db") as db:
+        db.index(root, name="many")
+        one = db.outline("many", "pkg/mod_00.py").files[0].tokens
+        reads: list[str] = []
+        content = db.store.content
+
+        def counted(tree: str, node_id: str) -> bytes | None:
+            reads.append(node_id)
+            return content(tree, node_id)
+
+        monkeypatch.setattr(db.store, "content", counted)
+        service = Service(db, limits=Limits(max_budget=3 * one + 10))
+        with pytest.raises(ConfigError, match="over this server's limit") as refused:
+            service.outline("many", "pkg")
+        assert "subdirectory" in str(refused.value)
+        assert len(reads) <= 4  # files 0-2 fit (0 from the cache), the 4th is over
+        assert len(service.outline("many", "pkg/mod_07.py")["files"]) == 1
+
+
 def test_a_query_says_what_it_could_not_do_as_asked(client: httpx.Client) -> None:
     """The notes the CLI prints on stderr (an option the strategy ignores, vectors the tree
     lacks) reach an HTTP client too, plain and budgeted; a query that did all it was asked

@@ -9,6 +9,7 @@ import pytest
 from bare_repo import BareRepo
 
 from treeseek.errors import BuildError
+from treeseek.trees.filesystem import FilesystemBuilder
 from treeseek.trees.git import GitTreeBuilder, resolve_commit
 from treeseek.trees.model import NodeType, TreeSource
 from treeseek.trees.source import SourceWarnings
@@ -67,13 +68,51 @@ def test_one_cat_file_process_serves_every_read(bare_repo: BareRepo) -> None:
     assert process.poll() is not None
 
 
-def test_symlinks_are_their_blob_and_submodules_are_skipped(bare_repo: BareRepo) -> None:
+def test_symlinks_read_their_target_and_submodules_are_skipped(bare_repo: BareRepo) -> None:
     base = bare_repo.commit({"real.txt": b"hello"}, symlinks={"link.txt": "real.txt"})
     commit = bare_repo.commit_with_submodule("vendor/lib", base)
     with GitTreeBuilder(bare_repo.git_dir, commit) as builder:
-        contents, _, warnings = _list(builder)
-    assert contents == {"real.txt": b"hello", "link.txt": b"real.txt"}
+        contents, signatures, warnings = _list(builder)
+    assert contents == {"real.txt": b"hello", "link.txt": b"hello"}
+    assert signatures["link.txt"] == signatures["real.txt"]  # the target's blob id
     assert any("vendor/lib" in m and "submodule" in m for m in warnings.messages)
+
+
+#: symlinks of every kind the filesystem builder decides (see test_filesystem.py)
+LINKS = {
+    "README.md": "docs/guide.md",  # a root README that is the package's, as zod's
+    "docs/alias.md": "guide.md",
+    "docs/up.py": "../pkg/real.py",
+    "chain.md": "README.md",  # a link to a link
+    "via_dir.py": "pkgdir/real.py",  # through a link to a directory
+    "pkgdir": "pkg",  # a directory: not followed
+    "trail": "pkg/",
+    "outside.txt": "../" * 20 + "bin/sh",
+    "absolute.txt": "/bin/sh",
+    "dangling.txt": "missing.txt",
+    "loop_a": "loop_b",
+    "loop_b": "loop_a",
+}
+
+
+def test_symlinks_are_decided_as_in_a_checkout_of_the_commit(bare_repo: BareRepo) -> None:
+    """A commit lists what the filesystem builder lists for its checkout: a symlink to a file
+    inside the tree reads as that file (zod's root README.md links to its package's), the
+    others are left out with a warning, so a bare repository's tree and its checkout's agree."""
+    commit = bare_repo.commit(
+        {"docs/guide.md": b"# Guide\n", "pkg/real.py": b"def real():\n    return 1\n"},
+        symlinks=LINKS,
+    )
+    with GitTreeBuilder(bare_repo.git_dir, commit) as builder:
+        contents, _, warnings = _list(builder)
+    checkout = FilesystemBuilder(bare_repo.work, use_git=False)
+    expected_warnings = SourceWarnings()
+    expected = {e.path: e.read() for e in checkout.entries(expected_warnings) if e.read is not None}
+    assert contents == expected
+    assert contents["README.md"] == contents["chain.md"] == b"# Guide\n"
+    assert contents["via_dir.py"] == contents["docs/up.py"] == b"def real():\n    return 1\n"
+    assert sorted(warnings.messages) == sorted(expected_warnings.messages)
+    assert len(warnings.messages) == 7
 
 
 def test_non_utf8_and_spaced_names_survive(bare_repo: BareRepo) -> None:

@@ -1,4 +1,4 @@
-"""Ignore rules: the one-regex pre-check decides exactly like asking pathspec pattern by pattern."""
+"""Ignore rules: the one-regex pre-check decides exactly like asking pattern by pattern."""
 
 from __future__ import annotations
 

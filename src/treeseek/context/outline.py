@@ -16,7 +16,7 @@ from dataclasses import replace
 from treeseek.code.model import Symbol, SymbolKind, first_qname, symbol_id
 from treeseek.context.model import FileOutline, Outline, OutlineItem
 from treeseek.context.source import TreeSource
-from treeseek.errors import NodeNotFound
+from treeseek.errors import ConfigError, NodeNotFound
 from treeseek.llm.tokens import TokenCounter, default_counter
 from treeseek.trees.documents.layout import Outline as DocumentOutline
 
@@ -198,8 +198,34 @@ def _is_document(source: TreeSource, path: str) -> bool:
     return document is not None and document.document == path
 
 
-def outline(source: TreeSource, path: str = "", counter: TokenCounter | None = None) -> Outline:
-    """The outline of file ``path``, or of every file with symbols under directory ``path``."""
+#: files whose symbols a directory's outline reads at a time
+OUTLINE_BATCH = 500
+
+
+class OutlineTooLarge(ConfigError):
+    """A directory's outline is over the tokens its caller allows (``max_tokens``)."""
+
+    def __init__(self, path: str, tokens: int, files: int, limit: int) -> None:
+        where = f"{path!r}" if path else "the whole tree"
+        super().__init__(
+            f"the outline of {where} is over {limit:,} tokens ({tokens:,} in its first"
+            f" {files:,} files)"
+        )
+        self.path, self.tokens, self.files, self.limit = path, tokens, files, limit
+
+
+def outline(
+    source: TreeSource,
+    path: str = "",
+    counter: TokenCounter | None = None,
+    *,
+    max_tokens: int | None = None,
+) -> Outline:
+    """The outline of file ``path``, or of every file with symbols under directory ``path``.
+
+    ``max_tokens``: a directory's outline stops at the first file that takes it over this
+    many tokens and raises :class:`OutlineTooLarge` (a whole large tree's outline is MBs and
+    reads every file: a server refuses it without building it)."""
     node = source.node(path)
     if node is None:
         raise NodeNotFound(
@@ -211,10 +237,18 @@ def outline(source: TreeSource, path: str = "", counter: TokenCounter | None = N
             raise NodeNotFound(f"{path} has no stored content: {why}")
         return Outline(source.tree, path, (outline_file(source, path, counter),))
     paths = source.file_paths(path)
-    source.prefetch_symbols(paths)
-    files = tuple(
-        outline_file(source, p, counter)
-        for p in paths
-        if source.symbols(p) or _is_document(source, p)
-    )
-    return Outline(source.tree, path, files)
+    files: list[FileOutline] = []
+    tokens = 0
+    for start in range(0, len(paths), OUTLINE_BATCH):
+        batch = paths[start : start + OUTLINE_BATCH]
+        source.prefetch_symbols(batch)
+        for p in batch:
+            if not source.symbols(p) and not _is_document(source, p):
+                source.release(p)
+                continue
+            files.append(outline_file(source, p, counter))
+            source.release(p)  # its items hold what the outline needs of it
+            tokens += files[-1].tokens
+            if max_tokens is not None and tokens > max_tokens:
+                raise OutlineTooLarge(path, tokens, len(files), max_tokens)
+    return Outline(source.tree, path, tuple(files))

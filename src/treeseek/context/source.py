@@ -37,7 +37,10 @@ def split_lines(text: str) -> list[str]:
 
 class _ByContent:
     """A small process-wide cache keyed by content hash (contents never change under a hash,
-    so entries never go stale): an agent's follow-up queries read the same files again."""
+    so entries never go stale): an agent's follow-up queries read the same files again. What
+    the code index made of a content (symbols, chunks) does change when a better parser parses
+    it again (:mod:`treeseek.code.revisions`), so those entries are keyed by the hash and the
+    parser revision stored with the rows (:meth:`TreeSource.parse_keys`)."""
 
     def __init__(self, size: int = 256) -> None:
         self.size = size
@@ -106,6 +109,7 @@ class TreeSource:
         self._tables: dict[tuple[str, str], list[Any]] = {}
         self._documents: bool | None = None
         self._outlines: dict[str, Outline | None] = {}
+        self._parse_keys: dict[str, str | None] = {}
 
     @property
     def code(self) -> CodeStore | None:
@@ -143,6 +147,14 @@ class TreeSource:
                     _CACHE.put("lines", digest, cached)
             self._lines[path] = cached
         return self._lines[path]
+
+    def release(self, path: str) -> None:
+        """Forget the lines and symbols read for ``path`` (a directory's outline reads each
+        file once: keeping every file's lines until it ends held a 47,000-file tree's text,
+        1.16 GB, where one file at a time needs 0.44 GB). The process-wide cache keeps its
+        entries; a later read of ``path`` reads it again."""
+        self._lines.pop(path, None)
+        self._symbols.pop(path, None)
 
     def line_table(self, kind: str, path: str) -> list[Any]:
         """A table of one value per line of ``path`` (index 1..n; ``None``: not computed
@@ -255,17 +267,36 @@ class TreeSource:
         node = self.node(path)
         return code_content(path, node.content_hash) if node is not None else None
 
+    def parse_keys(self, digests: Sequence[str]) -> dict[str, str | None]:
+        """The process-wide cache key of what the code index stored for each content: its hash
+        and the parser revision of its rows (a parse again stores a new revision, so an entry
+        read from the old rows is never served for the new ones); None for a content without
+        code rows (nothing of it is cached). One batched read for the contents not asked yet."""
+        unknown = [d for d in dict.fromkeys(digests) if d not in self._parse_keys]
+        code = self.code
+        if unknown and code is not None:
+            infos = code.code_files(unknown)
+            for digest in unknown:
+                info = infos.get(digest)
+                self._parse_keys[digest] = (
+                    None if info is None else f"{digest}@{info.parser_revision}"
+                )
+        return {d: self._parse_keys.get(d) for d in digests}
+
     def prefetch_symbols(self, paths: Sequence[str]) -> None:
         """Read the symbols of several files at once."""
+        digests = {p: self._code_content(p) for p in paths if p not in self._symbols}
+        keys = self.parse_keys([d for d in digests.values() if d])
         want = {}
-        for p in paths:
-            digest = self._code_content(p)
-            if p not in self._symbols and digest:
-                cached = _CACHE.get("symbols", digest)
-                if cached is not None:
-                    self._symbols[p] = cached
-                else:
-                    want[p] = digest
+        for p, digest in digests.items():
+            if p in self._symbols or not digest:
+                continue
+            key = keys[digest]
+            cached = _CACHE.get("symbols", key) if key else None
+            if cached is not None:
+                self._symbols[p] = cached
+            else:
+                want[p] = digest
         code = self.code
         if not want or code is None:
             return
@@ -273,7 +304,9 @@ class TreeSource:
         for p, h in want.items():
             ordered = sorted(found.get(h, []), key=lambda s: (s.start_line, -s.end_line))
             self._symbols[p] = ordered
-            _CACHE.put("symbols", h, ordered)
+            key = keys[h]
+            if key:
+                _CACHE.put("symbols", key, ordered)
 
     def symbols(self, path: str) -> list[Symbol]:
         """The file's symbols, by start line (outer before inner)."""
@@ -289,15 +322,18 @@ class TreeSource:
         when their number differs from the stored bodies' (a file indexed by another version)
         the stored chunks are read instead."""
         code = self.code
+        digests = {p: self._code_content(p) for p in paths if p not in self._chunks}
+        keys = self.parse_keys([d for d in digests.values() if d])
         want = {}
-        for p in paths:
-            digest = self._code_content(p)
-            if p not in self._chunks and digest:
-                cached = _CACHE.get("chunks", digest)
-                if cached is not None:
-                    self._chunks[p] = cached
-                else:
-                    want[p] = digest
+        for p, digest in digests.items():
+            if p in self._chunks or not digest:
+                continue
+            key = keys[digest]
+            cached = _CACHE.get("chunks", key) if key else None
+            if cached is not None:
+                self._chunks[p] = cached
+            else:
+                want[p] = digest
         if want and code is not None:
             bodies = code.chunk_documents(set(want.values()))
             self.prefetch_symbols(list(want))
@@ -315,7 +351,9 @@ class TreeSource:
                     for (s, e, sym), body in zip(layout, docs, strict=False)
                 ]
                 self._chunks[p] = rows
-                _CACHE.put("chunks", h, rows)
+                key = keys[h]
+                if key:
+                    _CACHE.put("chunks", key, rows)
         return {p: self._chunks[p] for p in paths if self._chunks.get(p)}
 
     def file_paths(self, prefix: str = "") -> list[str]:

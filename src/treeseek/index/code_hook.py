@@ -267,13 +267,37 @@ class CodeIndexHook:
 
     def _reparse_stale(self, code: CodeWriter, tree: TreeInfo, fresh: set[str]) -> None:
         """Parse again the tree's contents an older parser made (:mod:`treeseek.code.revisions`),
-        ``BACKFILL_BATCH`` contents' bytes at a time; ``fresh`` were parsed in this run."""
+        ``BACKFILL_BATCH`` contents' bytes at a time; ``fresh`` were parsed in this run.
+
+        The outline vectors of those contents (at any path, in any tree) embed the old
+        parse's symbols: each one whose outline the new parse changes is embedded again when
+        it is this hook's model, and deleted otherwise (the next index of its tree with that
+        model embeds it, as it does a new file), so no vector outlives the parse it was made
+        from."""
         stale = sorted((d, p) for d, p in code.stale_parses(tree.name).items() if d not in fresh)
         for start in range(0, len(stale), BACKFILL_BATCH):
             batch = stale[start : start + BACKFILL_BATCH]
-            data = code.heads([d for d, _ in batch], WHOLE)
+            hashes = [d for d, _ in batch]
+            data = code.heads(hashes, WHOLE)
             jobs = [(d, p, data[d]) for d, p in batch if data.get(d)]
+            vectors = code.vector_keys(OUTLINE_KIND, [d for d, _, _ in jobs])
+            keys = sorted({key for _, key in vectors})
+            before = self._outline_texts(code, keys)
             self.stats.reparsed += self._parse_and_store(code, jobs)
+            if not keys:
+                continue
+            after = self._outline_texts(code, keys)
+            outdated = {key for key in keys if before.get(key) != after.get(key)}
+            model = None if self.embedder is None else self.embedder.name
+            dropped: dict[str, list[VectorKey]] = {}
+            for name, key in vectors:
+                if key in outdated and (name != model or key not in after):
+                    dropped.setdefault(name, []).append(key)
+            for name, gone in dropped.items():
+                code.delete_vectors(name, OUTLINE_KIND, gone)
+            if model is not None:
+                mine = {key for name, key in vectors if name == model}
+                self._embed(code, {key: after[key] for key in outdated & mine if key in after})
 
     def _backfill_terms(self, code: CodeWriter, tree: TreeInfo) -> None:
         """Term counts for contents parsed before the file-term layer existed, from their
@@ -298,23 +322,33 @@ class CodeIndexHook:
         todo = sorted(key for key in lacking if may_embed(key.path))
         outlines: dict[VectorKey, str] = {}
         for start in range(0, len(todo), BACKFILL_BATCH):
-            batch = todo[start : start + BACKFILL_BATCH]
-            hashes = sorted({key.content_hash for key in batch})
-            heads = code.heads(hashes, HEAD_BYTES)
-            symbols = code.symbols_of(hashes)
-            for key in batch:
-                head = heads.get(key.content_hash, b"")
-                language = language_for_path(key.path, head[:SNIFF_BYTES])
-                # a C++ header named .h, when its head shows it (else parsed again below)
-                language = header_language(key.path, head, language)
-                if not embeds_file(key.path, language):
-                    continue
-                if language == lacking[key]:
-                    found = symbols.get(key.content_hash, [])
-                else:  # first parsed under another path's language: this path's own symbols
-                    whole = code.heads([key.content_hash], WHOLE).get(key.content_hash, b"")
-                    found = list(index_file(key.path, whole).symbols)
-                outlines[key] = file_outline(key.path, found, head.decode("utf-8", "replace"))
+            outlines.update(self._outline_texts(code, todo[start : start + BACKFILL_BATCH]))
+        return outlines
+
+    def _outline_texts(self, code: CodeWriter, keys: Sequence[VectorKey]) -> dict[VectorKey, str]:
+        """The outline of each of ``keys`` that gets a vector (:func:`embeds_file`), from its
+        content's stored symbols and head as they are now."""
+        hashes = sorted({key.content_hash for key in keys})
+        if not hashes:
+            return {}
+        heads = code.heads(hashes, HEAD_BYTES)
+        symbols = code.symbols_of(hashes)
+        stored = code.code_files(hashes)
+        outlines: dict[VectorKey, str] = {}
+        for key in keys:
+            head = heads.get(key.content_hash, b"")
+            language = language_for_path(key.path, head[:SNIFF_BYTES])
+            # a C++ header named .h, when its head shows it (else parsed again below)
+            language = header_language(key.path, head, language)
+            if not may_embed(key.path) or not embeds_file(key.path, language):
+                continue
+            info = stored.get(key.content_hash)
+            if info is not None and language == info.language:
+                found = symbols.get(key.content_hash, [])
+            else:  # first parsed under another path's language: this path's own symbols
+                whole = code.heads([key.content_hash], WHOLE).get(key.content_hash, b"")
+                found = list(index_file(key.path, whole).symbols)
+            outlines[key] = file_outline(key.path, found, head.decode("utf-8", "replace"))
         return outlines
 
     def _parsed(

@@ -71,6 +71,17 @@ def _copy_tree(source: Store, target: Store, name: str) -> CopiedTree:
             data = source.contents(sorted(missing))
             writer.put_contents(data.items())
             todo = code.missing_code(batch)
+            # a content the target already parsed keeps its rows; a vector is copied with it
+            # only when the source's parse is the same (language and parser revision): the
+            # source's vector embeds the source's symbols
+            held = code.code_files(set(batch) - todo)
+            theirs = src_code.code_files(held)
+            same = set(todo) | {
+                d
+                for d, mine in held.items()
+                if (other := theirs.get(d)) is not None
+                and (other.language, other.parser_revision) == (mine.language, mine.parser_revision)
+            }
             infos = src_code.code_files(todo)
             symbols = src_code.symbols_of(infos)
             documents = src_code.chunk_documents(infos)
@@ -99,7 +110,7 @@ def _copy_tree(source: Store, target: Store, name: str) -> CopiedTree:
                     ),
                 )
                 parsed += 1
-            keys = [VectorKey(h, path) for h in batch for path in paths[h]]
+            keys = [VectorKey(h, path) for h in batch if h in same for path in paths[h]]
             for model, kind in kinds:
                 need = code.missing_vectors(model, kind, keys)
                 found = src_code.vectors(model, kind, need)

@@ -550,15 +550,18 @@ class Service:
         """The symbols of a file, or of every code file under a directory; an outline of
         more tokens than the server's budget limit (a whole large tree's: MBs) is refused
         with what to ask for instead."""
-        outline = self.db.outline(tree, check_path(path))
-        tokens = sum(f.tokens for f in outline.files)
-        if tokens > self.limits.max_budget:
-            where = f"{outline.path!r}" if outline.path else "the whole tree"
+        from treeseek.context.outline import OutlineTooLarge
+
+        limit = self.limits.max_budget
+        try:  # stops at the file that takes it over the limit (not a whole tree's read)
+            outline = self.db.outline(tree, check_path(path), max_tokens=limit)
+        except OutlineTooLarge as exc:
+            where = f"{exc.path!r}" if exc.path else "the whole tree"
             raise LimitExceeded(
-                f"the outline of {where} is {tokens:,} tokens ({len(outline.files):,} files),"
-                f" over this server's limit of {self.limits.max_budget:,}; outline a"
+                f"the outline of {where} is over this server's limit of {limit:,} tokens"
+                f" ({exc.tokens:,} in its first {exc.files:,} files); outline a"
                 " subdirectory or a file (search finds where to look)"
-            )
+            ) from None
         data: dict[str, Any] = outline.to_dict()
         return data
 

@@ -244,6 +244,10 @@ class CodeStore(Protocol):
 
     def edges(self, content_hash: str) -> list[Edge]: ...
 
+    def edges_of(self, hashes: Collection[str]) -> dict[str, list[Edge]]:
+        """Batched :meth:`edges`, each content's in edge order (hashes without edges are
+        absent): a whole tree's in one read, not one read per file."""
+
     def import_refs(self, hashes: Collection[str]) -> dict[str, list[str]]:
         """Each content's import edges as written (``dst_ref``), in edge order, without the
         other edges or payloads: what query-time import resolution reads (contents without
@@ -346,3 +350,10 @@ class CodeWriter(CodeStore, Protocol):
         self, model: str, kind: str, items: Sequence[tuple[VectorKey, npt.NDArray[np.float32]]]
     ) -> None:
         """Store (key, vector) pairs of one model and one kind of embedded text."""
+
+    def vector_keys(self, kind: str, hashes: Collection[str]) -> list[tuple[str, VectorKey]]:
+        """``(model, key)`` of every stored vector of ``kind`` of the contents ``hashes``, at
+        any path, of any model and tree: what a parse of those contents again may outdate."""
+
+    def delete_vectors(self, model: str, kind: str, keys: Collection[VectorKey]) -> None:
+        """Delete the stored ``model``/``kind`` vectors of ``keys`` (keys without one: no-op)."""

@@ -53,6 +53,7 @@ from treeseek.store.rows import (
     EDGE_COLUMNS,
     ENTRYPOINT_COLUMNS,
     SYMBOL_COLUMNS,
+    Decoded,
     chunks_from_rows,
     code_file_from_row,
     edge_from_row,
@@ -416,6 +417,27 @@ class PostgresCodeStore:
                 rows,
             )
 
+    def vector_keys(self, kind: str, hashes: Collection[str]) -> list[tuple[str, VectorKey]]:
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT content_hash, path, model FROM code_vectors"
+                " WHERE content_hash = ANY(%s) AND kind = %s",
+                (sorted(set(hashes)), kind),
+            ).fetchall()
+        return sorted((r[2], VectorKey(r[0], _path(r[1]))) for r in rows)
+
+    def delete_vectors(self, model: str, kind: str, keys: Collection[VectorKey]) -> None:
+        if not keys:
+            return
+        hashes, paths = _key_arrays(list(dict.fromkeys(keys)))
+        with self._read() as conn:
+            conn.execute(
+                "DELETE FROM code_vectors AS v USING unnest(%s::text[], %s::bytea[])"
+                " AS w(content_hash, path) WHERE v.content_hash = w.content_hash"
+                " AND v.path = w.path AND v.model = %s AND v.kind = %s",
+                (hashes, paths, model, kind),
+            )
+
     # -- reads ----------------------------------------------------------------------------
     def code_files(self, hashes: Collection[str]) -> dict[str, CodeFileInfo]:
         with self._read() as conn:
@@ -452,6 +474,7 @@ class PostgresCodeStore:
 
     def symbols_of(self, hashes: Collection[str]) -> dict[str, list[Symbol]]:
         out: dict[str, list[Symbol]] = {}
+        memo: Decoded = {}
         with self._read() as conn:
             rows = conn.execute(
                 f"SELECT content_hash, {SYMBOL_COLUMNS} FROM code_symbols"
@@ -459,16 +482,24 @@ class PostgresCodeStore:
                 (list(hashes),),
             ).fetchall()
         for row in rows:
-            out.setdefault(row[0], []).append(symbol_from_row(row, 1))
+            out.setdefault(row[0], []).append(symbol_from_row(row, 1, memo))
         return out
 
     def edges(self, content_hash: str) -> list[Edge]:
+        return self.edges_of([content_hash]).get(content_hash, [])
+
+    def edges_of(self, hashes: Collection[str]) -> dict[str, list[Edge]]:
+        out: dict[str, list[Edge]] = {}
+        memo: Decoded = {}
         with self._read() as conn:
             rows = conn.execute(
-                f"SELECT {EDGE_COLUMNS} FROM code_edges WHERE content_hash = %s ORDER BY ord",
-                (content_hash,),
+                f"SELECT content_hash, {EDGE_COLUMNS} FROM code_edges"
+                " WHERE content_hash = ANY(%s) ORDER BY content_hash, ord",
+                (list(hashes),),
             ).fetchall()
-        return [edge_from_row(r) for r in rows]
+        for row in rows:
+            out.setdefault(row[0], []).append(edge_from_row(row, 1, memo))
+        return out
 
     def import_refs(self, hashes: Collection[str]) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}

@@ -72,6 +72,7 @@ from treeseek.store.rows import (
     EDGE_COLUMNS,
     ENTRYPOINT_COLUMNS,
     SYMBOL_COLUMNS,
+    Decoded,
     chunks_from_rows,
     code_file_from_row,
     edge_from_row,
@@ -384,6 +385,24 @@ class SQLiteCodeStore:
             ],
         )
 
+    def vector_keys(self, kind: str, hashes: Collection[str]) -> list[tuple[str, VectorKey]]:
+        out: list[tuple[str, VectorKey]] = []
+        for batch in batched(sorted(set(hashes))):
+            for digest, raw_path, model in self._conn.execute(
+                "SELECT content_hash, CAST(path AS BLOB), model FROM code_vectors"
+                f" WHERE content_hash IN ({qmarks(len(batch))}) AND kind = ?",
+                (*batch, kind),
+            ):
+                out.append((model, VectorKey(digest, _path(raw_path))))
+        return sorted(out)
+
+    def delete_vectors(self, model: str, kind: str, keys: Collection[VectorKey]) -> None:
+        self._conn.executemany(
+            "DELETE FROM code_vectors WHERE content_hash = ? AND path = CAST(? AS TEXT)"
+            " AND model = ? AND kind = ?",
+            [(key.content_hash, _path_bytes(key.path), model, kind) for key in set(keys)],
+        )
+
     def _vector_rows(
         self, model: str, kind: str, keys: Sequence[VectorKey], column: str
     ) -> dict[VectorKey, Any]:
@@ -428,23 +447,30 @@ class SQLiteCodeStore:
 
     def symbols_of(self, hashes: Collection[str]) -> dict[str, list[Symbol]]:
         out: dict[str, list[Symbol]] = {}
+        memo: Decoded = {}
         for batch in batched(list(hashes)):
             for row in self._conn.execute(
                 f"SELECT content_hash, {SYMBOL_COLUMNS} FROM code_symbols"
                 f" WHERE content_hash IN ({qmarks(len(batch))}) ORDER BY content_hash, ord",
                 batch,
             ):
-                out.setdefault(row[0], []).append(symbol_from_row(row, 1))
+                out.setdefault(row[0], []).append(symbol_from_row(row, 1, memo))
         return out
 
     def edges(self, content_hash: str) -> list[Edge]:
-        return [
-            edge_from_row(r)
-            for r in self._conn.execute(
-                f"SELECT {EDGE_COLUMNS} FROM code_edges WHERE content_hash = ? ORDER BY ord",
-                (content_hash,),
-            )
-        ]
+        return self.edges_of([content_hash]).get(content_hash, [])
+
+    def edges_of(self, hashes: Collection[str]) -> dict[str, list[Edge]]:
+        out: dict[str, list[Edge]] = {}
+        memo: Decoded = {}
+        for batch in batched(list(hashes)):
+            for row in self._conn.execute(
+                f"SELECT content_hash, {EDGE_COLUMNS} FROM code_edges"
+                f" WHERE content_hash IN ({qmarks(len(batch))}) ORDER BY content_hash, ord",
+                batch,
+            ):
+                out.setdefault(row[0], []).append(edge_from_row(row, 1, memo))
+        return out
 
     def import_refs(self, hashes: Collection[str]) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}

@@ -5,12 +5,12 @@ Two ways to decide what is ignored, with the same result on ordinary repositorie
 - **git checkout** (``git`` is installed and the directory is inside a work tree): ask git,
   ``git ls-files -z --cached --others --exclude-standard``, which applies every rule git applies
   (nested ``.gitignore`` files, negations, ``.git/info/exclude``, ``core.excludesFile``) and lists
-  tracked files even when a pattern matches them. ``.treeseekignore`` files in the listing are
-  then applied on top, scoped to their directory. Empty directories are not listed (git has no
-  notion of them).
+  tracked files even when a pattern matches them. ``.treeseekignore`` files of the listed
+  directories (listed by git or not) are then applied on top, scoped to their directory.
+  Empty directories are not listed (git has no notion of them).
 - **plain directory**: walk with :func:`os.scandir` and apply nested ``.gitignore`` files,
-  ``.git/info/exclude`` and ``.treeseekignore`` files per directory with pathspec's gitignore
-  implementation (see :mod:`treeseek.trees.ignore`). Empty directories are listed.
+  ``.git/info/exclude`` and ``.treeseekignore`` files per directory, decided as git decides
+  them (see :mod:`treeseek.trees.ignore`). Empty directories are listed.
 
 In both, ``.git`` is never entered, and symlinks are handled the same way: a symlink to a
 regular file inside the root is kept as a file (its content is the target's); a symlink that
@@ -168,8 +168,19 @@ class FilesystemBuilder(TreeBuilder):
         return check.returncode == 0
 
     def _git_entries(self, paths: list[str], warnings: SourceWarnings) -> Iterator[SourceEntry]:
+        # every directory git lists something in, asked on disk: a .treeseekignore that git
+        # ignores (kept out of the repository in .git/info/exclude, say) is not in the
+        # listing, and its rules apply all the same, as they do in a plain directory
+        directories = {""}
+        for path in paths:
+            parent = path.rpartition("/")[0]
+            while parent not in directories:
+                directories.add(parent)
+                parent = parent.rpartition("/")[0]
         ignore_files = sorted(
-            p for p in paths if p == TREESEEKIGNORE or p.endswith("/" + TREESEEKIGNORE)
+            name
+            for d in directories
+            if os.path.isfile(os.path.join(self._root, name := _join(d, TREESEEKIGNORE)))
         )
         stacks: dict[str, IgnoreStack] = {}
         loaded = {

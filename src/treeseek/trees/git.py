@@ -6,14 +6,20 @@ without reading it. Contents that do need reading are pulled through one long-li
 ``git cat-file --batch`` process per builder (see :mod:`treeseek.trees._catfile`).
 
 Submodules (``commit`` entries) are skipped with a warning: their contents live in another
-repository. Symlinks are kept as their blob, i.e. the link target text.
+repository. Symlinks are decided as the filesystem builder decides them in a checkout of the
+commit (:mod:`treeseek.trees.filesystem`): a symlink to a file of the commit (through other
+symlinks too) is that file, read from the target's blob and signed with its id; one that
+points outside the tree, dangles, loops or names a directory is skipped with a warning. (They
+used to be their own blob, the target's path as text: zod's root ``README.md``, a link to its
+package's, was the text ``packages/zod/README.md`` in a git tree and the README in a
+checkout.)
 """
 
 from __future__ import annotations
 
 import functools
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from treeseek._closing import Closing
@@ -98,20 +104,19 @@ class GitTreeBuilder(TreeBuilder, Closing):
 
     def entries(self, warnings: SourceWarnings) -> Iterator[SourceEntry]:
         listing = run_git(self.git_dir, ["ls-tree", "-r", "-l", "-z", "--full-tree", self.commit])
-        for record in listing.split(b"\0"):
-            if not record:
-                continue
-            entry = self._entry(record, warnings)
+        records = [_record(r) for r in listing.split(b"\0") if r]
+        has_links = any(r[0] == LINK_MODE for r in records)
+        links = _Links(records, self._blobs.read) if has_links else None
+        for record in records:
+            if links is not None and record[0] == LINK_MODE and record[1] == "blob":
+                entry = links.entry(record, warnings)
+            else:
+                entry = self._entry(record, warnings)
             if entry is not None:
                 yield entry
 
-    def _entry(self, record: bytes, warnings: SourceWarnings) -> SourceEntry | None:
-        meta, tab, raw_path = record.partition(b"\t")
-        fields = meta.split()
-        if not tab or len(fields) != 4:
-            raise BuildError(f"unexpected git ls-tree output: {record[:200]!r}")
-        _mode, kind, object_id, size = (f.decode("ascii") for f in fields)
-        path = raw_path.decode("utf-8", "surrogateescape")
+    def _entry(self, record: _Record, warnings: SourceWarnings) -> SourceEntry | None:
+        _mode, kind, object_id, size, path = record
         if kind == "commit":
             warnings.add(f"{path}: submodule skipped (its files live in another repository)")
             return None
@@ -137,3 +142,98 @@ class GitTreeBuilder(TreeBuilder, Closing):
 
     def close(self) -> None:
         self._blobs.close()
+
+
+#: the mode git lists a symlink's blob with
+LINK_MODE = "120000"
+#: symlinks followed to reach a file, at most (the kernel's limit is 40)
+MAX_LINK_HOPS = 40
+
+#: one ``git ls-tree -l`` entry: mode, kind, object id, size, path
+_Record = tuple[str, str, str, str, str]
+
+
+def _record(raw: bytes) -> _Record:
+    meta, tab, raw_path = raw.partition(b"\t")
+    fields = meta.split()
+    if not tab or len(fields) != 4:
+        raise BuildError(f"unexpected git ls-tree output: {raw[:200]!r}")
+    mode, kind, object_id, size = (f.decode("ascii") for f in fields)
+    return mode, kind, object_id, size, raw_path.decode("utf-8", "surrogateescape")
+
+
+class _Links:
+    """The commit's symlinks resolved against its listing, as ``realpath`` would resolve
+    them in a checkout (every component, links to links, ``..``)."""
+
+    def __init__(self, records: list[_Record], read: Callable[[str], bytes]) -> None:
+        self.read = read
+        self.files = {r[4]: r for r in records if r[0] != LINK_MODE and r[1] == "blob"}
+        self.dirs = {""}
+        for r in records:
+            parts = r[4].split("/")
+            self.dirs.update("/".join(parts[:i]) for i in range(1, len(parts)))
+            if r[1] == "commit":  # a submodule's directory
+                self.dirs.add(r[4])
+        self.targets: dict[str, str | None] = {}  # link path -> its text (None: unreadable)
+        for r in records:
+            if r[0] == LINK_MODE and r[1] == "blob":
+                try:
+                    self.targets[r[4]] = read(r[2]).decode("utf-8", "surrogateescape")
+                except BuildError:
+                    self.targets[r[4]] = None
+
+    def _real(self, path: str) -> tuple[str | None, str]:
+        """``path`` with every symlink resolved: (the path, "") or (None, why it has none)."""
+        pending = path.split("/")
+        out: list[str] = []
+        hops = 0
+        while pending:
+            part = pending.pop(0)
+            if part in ("", "."):
+                continue
+            if part == "..":
+                if not out:
+                    return None, "symlink points outside the tree root; not followed"
+                out.pop()
+                continue
+            candidate = "/".join([*out, part])
+            if candidate not in self.targets:
+                out.append(part)
+                continue
+            hops += 1
+            target = self.targets[candidate]
+            if hops > MAX_LINK_HOPS:
+                return None, "symlink loop; skipped"
+            if target is None:
+                return None, "symlink target cannot be read; skipped"
+            if target.startswith("/"):
+                return None, "symlink points outside the tree root; not followed"
+            pending = target.split("/") + pending  # relative to the link's directory: ``out``
+        return "/".join(out), ""
+
+    def entry(self, record: _Record, warnings: SourceWarnings) -> SourceEntry | None:
+        path = record[4]
+        real, why = self._real(path)
+        if real is not None and real not in self.files:
+            why = (
+                "symlink to a directory, not followed"
+                if real in self.dirs
+                else "dangling symlink; skipped"
+            )
+        if real is None or why:
+            warnings.add(f"{path}: {why}")
+            return None
+        _mode, _kind, object_id, size, _ = self.files[real]
+        if not size.isdigit():
+            warnings.add(f"{path}: git cannot size blob {object_id} ({size}); kept without content")
+            return SourceEntry(
+                path, NodeType.FILE, signature=f"missing:{object_id}", problem="blob missing"
+            )
+        return SourceEntry(
+            path,
+            NodeType.FILE,
+            size=int(size),
+            signature=object_id,  # the target's: the content is the target's
+            read=functools.partial(self.read, object_id),
+        )
