@@ -192,11 +192,22 @@ def map_sdk_error(exc: Exception, sdk: Any) -> Exception:
 
 
 def read_body(
-    chunks: Iterable[bytes], limits: ReplyLimits, deadline: Deadline | None = None
+    chunks: Iterable[bytes],
+    limits: ReplyLimits,
+    deadline: Deadline | None = None,
+    *,
+    call_ends_at: float | None = None,
+    clock: Clock = time.monotonic,
 ) -> bytes:
     """A response body read chunk by chunk: LLMResponseError past ``limits.max_bytes`` (the
-    rest is never read), a transient timeout when the query's deadline passes while it
-    arrives, a transient network error when the connection breaks."""
+    rest is never read), a transient timeout when the query's deadline, or the call's own end
+    (``call_ends_at`` on ``clock``: when the attempt started plus its timeout), passes while it
+    arrives, a transient network error when the connection breaks.
+
+    The HTTP library's timeout bounds each socket read, not the whole body: a server trickling
+    a byte every few seconds would otherwise hold one attempt for as long as the body lasts
+    (up to the size cap), past its per-call timeout, and without end when there is no deadline.
+    """
     buf = bytearray()
     try:
         for chunk in chunks:
@@ -205,6 +216,10 @@ def read_body(
                 raise LLMResponseError(f"reply body over the {limits.max_bytes}-byte cap")
             if deadline is not None and deadline.expired():
                 raise TransientProviderError("timeout: the deadline passed while reading the reply")
+            if call_ends_at is not None and clock() >= call_ends_at:
+                raise TransientProviderError(
+                    "timeout: the reply was still arriving at the end of the call's timeout"
+                )
     except (LLMResponseError, TransientProviderError):
         raise
     except Exception as exc:  # the SDK's HTTP library's read errors (httpx or httpx2)
