@@ -14,6 +14,7 @@ import importlib.util
 import json
 import os
 import sys
+import threading
 import types
 from pathlib import Path
 from typing import Any
@@ -22,9 +23,10 @@ import pytest
 from typer.testing import CliRunner
 
 from treeseek.cli.app import load_commands
-from treeseek.errors import ConfigError
+from treeseek.errors import ConfigError, DeadlineExceeded
 from treeseek.llm import local
 from treeseek.llm.base import Candidate, RankRequest, Segment
+from treeseek.llm.deadline import Deadline
 from treeseek.llm.local import (
     MODELS,
     BundledModel,
@@ -363,3 +365,34 @@ def test_bundled_model_with_a_wrong_sha256_errors(
     monkeypatch.setattr(local, "_verified", {})
     with pytest.raises(ConfigError, match="sha256"):
         navigator_from_spec(f"local:{SMALLEST}", env={})
+
+
+class _ClockAdvancingLock:
+    """The model's lock, as a call that waited for others sees it: the query's (fake) clock
+    has moved ``wait_s`` on by the time the lock is held."""
+
+    def __init__(self, clock: list[float], wait_s: float) -> None:
+        self.clock, self.wait_s = clock, wait_s
+        self.inner = threading.Lock()
+
+    def __enter__(self) -> None:
+        self.inner.acquire()
+        self.clock[0] += self.wait_s
+
+    def __exit__(self, *exc: object) -> None:
+        self.inner.release()
+
+
+@slow
+def test_a_call_that_waited_for_the_model_past_the_deadline_does_not_start(
+    nav: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Block's parallel block calls queue on the one model: the deadline was checked before
+    the wait only, so calls queued behind others started after it (each up to minutes of
+    CPU: a llama.cpp call cannot be cut)."""
+    now = [100.0]
+    deadline = Deadline(30.0, clock=lambda: now[0])
+    monkeypatch.setattr(nav.model, "lock", _ClockAdvancingLock(now, 45.0))
+    request = dataclasses.replace(_request("where is module 2 defined"), deadline=deadline)
+    with pytest.raises(DeadlineExceeded, match="30 s deadline"):
+        nav.rank(request)

@@ -460,6 +460,10 @@ class LocalModel:
             "grammar": grammar,
         }
         with self.lock:
+            # calls are serialized: one that waited here for others (Block's parallel block
+            # calls) must not start after the query's deadline (a call cannot be cut)
+            if request.deadline is not None:
+                request.deadline.check(f"before {self.name} answered")
             started = time.perf_counter()
             reply = self.server.handle_chat_completions(body)
             elapsed = time.perf_counter() - started
