@@ -23,7 +23,7 @@ import pytest
 from typer.testing import CliRunner
 
 from treeseek.cli.app import load_commands
-from treeseek.errors import ConfigError, DeadlineExceeded
+from treeseek.errors import ConfigError, DeadlineExceeded, LLMError
 from treeseek.llm import local
 from treeseek.llm.base import Candidate, RankRequest, Segment
 from treeseek.llm.deadline import Deadline
@@ -396,3 +396,32 @@ def test_a_call_that_waited_for_the_model_past_the_deadline_does_not_start(
     request = dataclasses.replace(_request("where is module 2 defined"), deadline=deadline)
     with pytest.raises(DeadlineExceeded, match="30 s deadline"):
         nav.rank(request)
+
+
+@slow
+def test_a_question_longer_than_the_context_is_one_clear_line(nav: Any) -> None:
+    """llama.cpp's own message ends with "try increasing it", which a user of --llm local
+    cannot do: the error says what happened and what to do in treeseek's terms."""
+    request = _request("why does the session lose its cookies on a redirect " * 1200)
+    with pytest.raises(LLMError) as caught:
+        nav.rank(request)
+    message = str(caught.value)
+    assert "does not fit the 8,192-token context" in message
+    assert "the question is most of it: shorten it" in message
+    assert "increasing" not in message and "\n" not in message
+
+
+@slow
+def test_too_many_candidates_for_the_context_say_so(nav: Any) -> None:
+    """Beam asks about every child of the open directories in one call: a directory of 3,000
+    files does not fit, and the advice is Block, not a shorter question."""
+    candidates = tuple(
+        Candidate(f"n{i}", f"src/pkg/module_number_{i}_handler.py", "file") for i in range(3000)
+    )
+    listing = "".join(f"- id: {c.id}\n  path: {c.path}\n" for c in candidates)
+    request = RankRequest((), f"Query: module 7\n{listing}", "module 7", candidates, 3)
+    with pytest.raises(LLMError) as caught:
+        nav.rank(request)
+    message = str(caught.value)
+    assert "3,000 candidates are too many" in message and "--strategy block" in message
+    assert "shorten" not in message
