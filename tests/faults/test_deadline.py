@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from hostile_llm import TREE
 
@@ -174,3 +176,76 @@ def test_no_file_before_the_deadline_is_an_error(
     with pytest.raises(DeadlineExceeded, match="before block search found any file"):
         hostile_db.query(TREE, "q", navigator=nav, strategy="block", deadline_s=100)
     assert clock.now - 1000 <= 100 + 1e-9
+
+
+@pytest.mark.parametrize("strategy", ["beam", "block"])
+def test_a_round_cut_by_the_deadline_still_counts_the_tokens_it_paid_for(
+    hostile_db: treeseek.Database, strategy: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 1's first reply is unusable (500 input tokens, paid for) and its corrective call
+    runs into the deadline: the round does not count, but its tokens were spent. They were
+    missing from the result's usage and cost."""
+    clock = FakeClock()
+    monkeypatch.setattr("treeseek.llm.deadline.default_clock", clock)
+    nav = SlowProvider(clock, policy=RetryPolicy(timeout_s=60, max_retries=0))
+    calls: list[int] = []
+
+    def answer(request, correction, timeout_s):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        if len(calls) == 1:  # round 0: a file and the directories, 100 tokens
+            clock.now += 30.0
+            files = [c.id for c in request.candidates if c.type == "file"][:1]
+            dirs = [c.id for c in request.candidates if c.type == "directory"]
+            return RawReply({"ranked_ids": files + dirs, "done": False}, "", Usage(1, 100))
+        if correction is None:  # round 1: no rank call, 500 tokens
+            clock.now += 5.0
+            return RawReply(None, "I am not sure.", Usage(1, 500, output_tokens=4))
+        clock.now += timeout_s  # the corrective call: cut at the deadline
+        raise TransientProviderError("timeout")
+
+    nav._send = answer  # type: ignore[method-assign]
+    result = hostile_db.query(TREE, "q", navigator=nav, strategy=strategy, k=10, deadline_s=50)
+    assert result.trace.stop_reason == DEADLINE_STOP and len(result.trace.rounds) == 1
+    assert (result.usage.calls, result.usage.input_tokens, result.usage.output_tokens) == (
+        2,
+        600,
+        4,
+    )
+    assert result.trace.cut_usage.input_tokens == 500
+    assert result.trace.usage.input_tokens == 600
+
+
+def test_the_answered_blocks_of_a_round_cut_by_the_deadline_count(
+    hostile_db: treeseek.Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Block asks its blocks in parallel: when one runs into the deadline, the others' answers
+    were paid for (they were dropped with the round)."""
+    clock = FakeClock()
+    monkeypatch.setattr("treeseek.llm.deadline.default_clock", clock)
+    nav = SlowProvider(clock, policy=RetryPolicy(timeout_s=60, max_retries=0))
+    answered = threading.Event()
+    round1_blocks: list[list[str]] = []
+
+    def answer(request, correction, timeout_s):  # type: ignore[no-untyped-def]
+        paths = [c.path for c in request.candidates]
+        if not any("/" in p for p in paths):  # round 0 (the root's entries): README.md, pkg
+            ids = [c.id for c in request.candidates if c.path in ("README.md", "pkg")]
+            return RawReply({"ranked_ids": ids, "done": False}, "", Usage(1, 100))
+        round1_blocks.append(paths)
+        if "pkg/models" in paths:  # answers, 300 tokens
+            answered.set()
+            return RawReply({"ranked_ids": [request.candidates[0].id]}, "", Usage(1, 300))
+        assert answered.wait(60)  # the other blocks run into the deadline after it answered
+        clock.now += 1000.0
+        raise TransientProviderError("timeout")
+
+    nav._send = answer  # type: ignore[method-assign]
+    result = hostile_db.query(
+        TREE, "q", navigator=nav, strategy="block", k=10, deadline_s=50, block_tokens=40
+    )
+    assert len(round1_blocks) >= 2  # the round had parallel calls
+    assert result.trace.stop_reason == DEADLINE_STOP and len(result.trace.rounds) == 1
+    round0 = result.trace.rounds[0].usage.input_tokens
+    assert round0 > 0 and round0 % 100 == 0
+    assert result.trace.cut_usage.input_tokens == 300
+    assert result.usage.input_tokens == round0 + 300

@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from treeseek.errors import ConfigError, LLMError, LLMResponseError
+from treeseek.errors import ConfigError, DeadlineExceeded, LLMError, LLMResponseError
 from treeseek.llm._limits import ConcurrencyLimiter, shared_limiter
 from treeseek.llm._validate import (
     DEFAULT_LIMITS,
@@ -49,7 +49,7 @@ from treeseek.llm._validate import (
     read_text,
     read_tool_input,
 )
-from treeseek.llm.base import Navigator, RankReply, RankRequest, Usage
+from treeseek.llm.base import Navigator, RankReply, RankRequest, Usage, add_usage_spent
 from treeseek.llm.deadline import Clock, Deadline
 
 log = logging.getLogger("treeseek.llm")
@@ -375,7 +375,11 @@ class ProviderNavigator(Navigator):
         if parsed is None:
             notes.append("reply had no rank tool call and no JSON rank object; corrective retry")
             log.warning("%s: malformed reply %s; corrective retry", self.name, preview(raw.text))
-            raw = self._call(request, Correction(self._previous(raw)), notes)
+            try:
+                raw = self._call(request, Correction(self._previous(raw)), notes)
+            except (LLMError, DeadlineExceeded) as exc:  # the first reply was paid for
+                add_usage_spent(exc, usage)
+                raise
             usage = usage + raw.usage
             parsed = self._parse(raw, notes)
         usage.latency_s = time.perf_counter() - started

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from treeseek.code.conventions import code_content
 from treeseek.code.model import Symbol, SymbolKind
-from treeseek.llm.base import Candidate, RankRequest, Segment, Usage
+from treeseek.llm.base import Candidate, RankRequest, Segment, Usage, usage_spent
 from treeseek.llm.prices import estimate_cost
 from treeseek.llm.tokens import count_tokens
 from treeseek.search.base import FileHit, QueryOptions, Result, Retriever, SearchContext
@@ -213,6 +213,8 @@ class RerankRetriever(Retriever):
                 trace.events.append(f"call {i + 1}: navigator failed; flat order kept")
                 log.warning("rerank: navigator failed: %s", exc)
                 reply = None
+                block.usage = usage_spent(exc)  # a reply it paid for before failing
+                usage = usage + block.usage
             llm_s = time.perf_counter() - call_started
             by_alias = {e.alias: e.hit for e in shown}
             ranked = [by_alias[a] for a in (reply.ranked_ids if reply else []) if a in by_alias]

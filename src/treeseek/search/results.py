@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from treeseek.llm.base import Navigator, Usage
+from treeseek.llm.base import Navigator
 from treeseek.llm.prices import estimate_cost
 from treeseek.search.base import FileHit, QueryOptions, Result
 from treeseek.search.trace import Trace
@@ -67,7 +67,7 @@ def finish(
     trace: Trace,
 ) -> Result:
     """Assemble the Result: files with contents, summed usage and the estimated cost."""
-    usage = Usage()
+    usage = trace.cut_usage
     for rnd in trace.rounds:
         usage = usage + rnd.usage
     trace.usage = usage

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from treeseek.errors import DeadlineExceeded
-from treeseek.llm.base import Candidate, RankRequest
+from treeseek.llm.base import Candidate, RankRequest, usage_spent
 from treeseek.llm.tokens import count_tokens
 from treeseek.search.base import QueryOptions, Result, Retriever, SearchContext
 from treeseek.search.results import finish
@@ -101,8 +101,9 @@ class BeamRetriever(Retriever):
             )
             try:
                 outcome = call_rank(ctx.navigator, request, {i: i for i in pool})
-            except DeadlineExceeded:
+            except DeadlineExceeded as exc:  # the round does not count; its calls were paid
                 trace.stop_reason = DEADLINE_STOP
+                trace.cut_usage = trace.cut_usage + usage_spent(exc)
                 break
             ranked = outcome.ids
             done_before = outcome.done

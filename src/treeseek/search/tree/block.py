@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from treeseek.errors import DeadlineExceeded
-from treeseek.llm.base import RankRequest
+from treeseek.llm.base import RankRequest, Usage, add_usage_spent, usage_spent
 from treeseek.llm.tokens import count_tokens
 from treeseek.rank.paths import PathScorer
 from treeseek.search.base import QueryOptions, Result, Retriever, SearchContext
@@ -177,8 +177,9 @@ class _BlockSearch:
                 frontier, top, _done, finished = self._round(
                     t, round_started, frontier, visible, blocks, top, pick
                 )
-            except DeadlineExceeded:  # the round's calls ran out of time: it does not count
+            except DeadlineExceeded as exc:  # the round ran out of time: it does not count
                 self.trace.stop_reason = DEADLINE_STOP
+                self.trace.cut_usage = self.trace.cut_usage + usage_spent(exc)
                 break
             if finished:
                 self.trace.stop_reason = "k files collected" if len(top) >= self.k else "done"
@@ -322,7 +323,23 @@ class _BlockSearch:
                 self._pool.submit(call_rank, navigator, r, m)
                 for r, m in zip(requests, maps, strict=True)
             ]
-            outcomes = [f.result() for f in futures]
+            outcomes = []
+            failure: Exception | None = None
+            others = Usage()  # what the other calls spent, should one fail
+            for future in futures:  # wait for every call: each is bounded by the deadline
+                try:
+                    outcome = future.result()
+                except Exception as exc:
+                    if failure is None:
+                        failure = exc
+                    else:
+                        others = others + usage_spent(exc)
+                    continue
+                outcomes.append(outcome)
+                others = others + outcome.usage
+            if failure is not None:  # the round fails, but its finished calls were paid for
+                add_usage_spent(failure, others)
+                raise failure
         return outcomes, time.perf_counter() - started
 
     def _record(
