@@ -249,3 +249,23 @@ def test_the_answered_blocks_of_a_round_cut_by_the_deadline_count(
     assert round0 > 0 and round0 % 100 == 0
     assert result.trace.cut_usage.input_tokens == 300
     assert result.usage.input_tokens == round0 + 300
+
+
+def test_rerank_calls_keep_the_query_deadline(
+    hostile_db: treeseek.Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rerank's rank calls did not carry the query's deadline (nor --timeout): a provider that
+    never answers in time held each window for all its retries (5 x 60 s here) whatever
+    --deadline said. Now they stop at the deadline, and flat's order stands."""
+    clock = FakeClock()
+    monkeypatch.setattr("treeseek.llm.deadline.default_clock", clock)
+    nav = SlowProvider(clock, policy=RetryPolicy(timeout_s=60, max_retries=4))
+    flat = hostile_db.query(TREE, "common query models", strategy="flat", k=10)
+    assert len(flat.files) >= 2  # something to rerank
+    result = hostile_db.query(
+        TREE, "common query models", navigator=nav, strategy="rerank", k=10, deadline_s=100
+    )
+    assert [f.path for f in result.files] == [f.path for f in flat.files]
+    assert result.trace.stop_reason == DEADLINE_STOP
+    assert clock.now - 1000 <= 100 + 1e-9
+    assert nav.timeouts[0] == 60.0 and sum(nav.timeouts) <= 100 + 1e-9
