@@ -52,6 +52,7 @@ _STATUS = {
     "limit": 413,
     "unavailable": 503,
     "upstream": 502,
+    "timeout": 504,
     "internal": 500,
 }
 
