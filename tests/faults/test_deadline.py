@@ -9,6 +9,7 @@ from hostile_llm import TREE
 
 import treeseek
 from treeseek.errors import DeadlineExceeded, LLMError
+from treeseek.eval._worker import Answerer, Job, RunSettings
 from treeseek.llm._limits import ConcurrencyLimiter
 from treeseek.llm._protocol import (
     Correction,
@@ -17,7 +18,7 @@ from treeseek.llm._protocol import (
     RetryPolicy,
     TransientProviderError,
 )
-from treeseek.llm.base import Candidate, RankRequest, Usage
+from treeseek.llm.base import Candidate, RankRequest, Usage, usage_spent
 from treeseek.llm.deadline import (
     DEFAULT_DEADLINE_S,
     Deadline,
@@ -269,3 +270,61 @@ def test_rerank_calls_keep_the_query_deadline(
     assert result.trace.stop_reason == DEADLINE_STOP
     assert clock.now - 1000 <= 100 + 1e-9
     assert nav.timeouts[0] == 60.0 and sum(nav.timeouts) <= 100 + 1e-9
+
+
+def _round0_then(clock: FakeClock, then: str) -> SlowProvider:
+    """Round 0 answers with the root's directories only (100 tokens); round 1 fails: the
+    provider keeps failing (``then="down"``) or the deadline cuts it (``"slow"``)."""
+    nav = SlowProvider(clock, policy=RetryPolicy(timeout_s=60, max_retries=0))
+    calls: list[int] = []
+
+    def answer(request, correction, timeout_s):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        if len(calls) == 1:
+            clock.now += 10.0
+            dirs = [c.id for c in request.candidates if c.type == "directory"]
+            return RawReply({"ranked_ids": dirs, "done": False}, "", Usage(1, 100, 0, 40, 7))
+        if then == "down":  # at once
+            raise TransientProviderError("HTTP 529: overloaded")
+        clock.now += timeout_s
+        raise TransientProviderError("timeout")
+
+    nav._send = answer  # type: ignore[method-assign]
+    return nav
+
+
+@pytest.mark.parametrize("strategy", ["beam", "block"])
+@pytest.mark.parametrize("then", ["down", "slow"])
+def test_a_failed_query_still_reports_what_its_calls_spent(
+    hostile_db: treeseek.Database, strategy: str, then: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tree search that fails after rounds it paid for (the provider went down, or the
+    deadline came before any file) raised an error that said nothing of those tokens: an
+    evaluation recorded the query at no cost. The error carries them (usage_spent)."""
+    clock = FakeClock()
+    monkeypatch.setattr("treeseek.llm.deadline.default_clock", clock)
+    nav = _round0_then(clock, then)
+    expected = LLMError if then == "down" else DeadlineExceeded
+    with pytest.raises(expected) as caught:
+        hostile_db.query(TREE, "q", navigator=nav, strategy=strategy, k=10, deadline_s=50)
+    spent = usage_spent(caught.value)
+    assert (spent.calls, spent.input_tokens, spent.cache_read_tokens, spent.output_tokens) == (
+        1,
+        100,
+        40,
+        7,
+    )
+
+
+def test_an_evaluation_records_the_cost_of_a_failed_query(
+    hostile_db: treeseek.Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = FakeClock()
+    monkeypatch.setattr("treeseek.llm.deadline.default_clock", clock)
+    nav = _round0_then(clock, "down")
+    nav.name = "anthropic:claude-sonnet-4-6"  # a priced model
+    answerer = Answerer(hostile_db, RunSettings("d", "contents", strategy="block"), nav)
+    answer = answerer.answer(Job(1, TREE, "q"))
+    assert answer.error and answer.error.startswith("LLMError")
+    assert (answer.usage.calls, answer.usage.input_tokens) == (1, 100)
+    assert answer.cost_usd is not None and answer.cost_usd > 0

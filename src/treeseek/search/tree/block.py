@@ -18,12 +18,12 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from treeseek.errors import DeadlineExceeded
+from treeseek.errors import DeadlineExceeded, LLMError
 from treeseek.llm.base import RankRequest, Usage, add_usage_spent, usage_spent
 from treeseek.llm.tokens import count_tokens
 from treeseek.rank.paths import PathScorer
 from treeseek.search.base import QueryOptions, Result, Retriever, SearchContext
-from treeseek.search.results import finish
+from treeseek.search.results import failed_search, finish
 from treeseek.search.trace import DEADLINE_STOP, BlockTrace, RoundTrace, Trace
 from treeseek.search.tree.beam import after_deadline, past_deadline, tree_root_for
 from treeseek.search.tree.blocks import (
@@ -82,6 +82,9 @@ class BlockRetriever(Retriever):
         )
         try:
             return search.run()
+        except (LLMError, DeadlineExceeded) as exc:  # what the finished rounds spent counts
+            failed_search(exc, search.trace)
+            raise
         finally:
             search.close()
 
