@@ -25,6 +25,7 @@ from treeseek.llm.deadline import (
     resolve_deadline_s,
 )
 from treeseek.search.trace import DEADLINE_STOP
+from treeseek.service import Limits, Service
 
 
 class FakeClock:
@@ -328,3 +329,29 @@ def test_an_evaluation_records_the_cost_of_a_failed_query(
     assert answer.error and answer.error.startswith("LLMError")
     assert (answer.usage.calls, answer.usage.input_tokens) == (1, 100)
     assert answer.cost_usd is not None and answer.cost_usd > 0
+
+
+def test_a_server_query_stops_its_llm_calls_at_the_request_wall_time(
+    hostile_db: treeseek.Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The HTTP server answers 504 after its wall-time limit (60 s) and abandons the worker
+    thread, but the query went on calling the LLM until its own deadline (180 s): two more
+    minutes of paid calls nobody reads, on a worker thread. A server query's deadline is now
+    at most the request's wall time."""
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from treeseek.server.app import create_app
+
+    clock = FakeClock()
+    monkeypatch.setattr("treeseek.llm.deadline.default_clock", clock)
+    monkeypatch.delenv("TREESEEK_DEADLINE", raising=False)
+    nav = SlowProvider(clock, policy=RetryPolicy(timeout_s=60, max_retries=4))
+    service = Service(hostile_db, navigator=nav, limits=Limits(max_seconds=20))
+    with TestClient(create_app(service), base_url="http://127.0.0.1") as client:
+        response = client.post(
+            f"/v1/trees/{TREE}/query", json={"question": "q", "strategy": "block"}
+        )
+    assert response.status_code == 504, response.text
+    assert "its 20 s deadline" in response.json()["error"]["message"]
+    assert clock.now - 1000 <= 20 + 1e-9
