@@ -121,6 +121,19 @@ def test_chunked_model_is_assembled_once_and_checked(
     assert bundled_model_path(model) == path and path.stat().st_mtime_ns == mtime
 
 
+def test_a_cache_dir_that_cannot_hold_the_model_is_a_config_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Assembling the chunks failed with a bare OSError (a traceback through the API, an
+    error line without a way out on the CLI): it names the directory and the variable."""
+    model = _chunked(tmp_path, monkeypatch, [b"GGUF" + b"a" * 10, b"b" * 7])
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the cache directory should be")
+    monkeypatch.setenv(local.CACHE_ENV, str(blocker / "cache"))
+    with pytest.raises(ConfigError, match=r"cannot assemble .* set TREESEEK_MODEL_CACHE"):
+        bundled_model_path(model)
+
+
 def test_chunked_model_with_a_corrupt_chunk_errors(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -33,6 +33,7 @@ directly (no HTTP). Three things make it a navigator like the hosted ones:
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -256,13 +257,21 @@ def bundled_model_path(model: BundledModel) -> Path:
             return target
         except ConfigError as exc:
             log.warning("%s; assembling it again", exc)
-    target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    with tmp.open("wb") as out:
-        for part in paths:
-            with part.open("rb") as fh:
-                while block := fh.read(1 << 20):
-                    out.write(block)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tmp.open("wb") as out:
+            for part in paths:
+                with part.open("rb") as fh:
+                    while block := fh.read(1 << 20):
+                        out.write(block)
+    except OSError as exc:  # no space, not writable, not a directory: no partial file left
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise ConfigError(
+            f"{what}: cannot assemble its {model.size:,}-byte file in {target.parent}:"
+            f" {exc.strerror or exc}; set {CACHE_ENV} to a writable directory with room for it"
+        ) from exc
     try:
         verify_file(tmp, sha256=model.sha256, size=model.size, what=what)
     except ConfigError:
