@@ -16,7 +16,7 @@ import pytest
 from doors_helpers import TOKEN, live
 
 import treeseek
-from treeseek.errors import ConfigError, StoreError
+from treeseek.errors import ConfigError, DeadlineExceeded, LLMError, StoreError
 from treeseek.mcp.server import build_server
 from treeseek.server import check_bind, read_token
 from treeseek.server.app import create_app
@@ -777,6 +777,28 @@ def test_a_database_error_is_one_request_failing(
     assert crashed.status_code == 500
     assert error(crashed)["message"] == "internal error (OperationalError); see the log"
     assert client.get("/v1/trees").status_code == 200
+
+
+def test_a_query_past_its_deadline_is_a_gateway_timeout_not_a_bad_request(
+    client: httpx.Client, service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A query that ran out of time waiting for the LLM (TREESEEK_DEADLINE of the server) was
+    a 400 bad_request, as if the request had been wrong: it is a 504, as the server's own
+    wall-time limit is; a failing provider stays a 502."""
+
+    def late(*args: Any, **kwargs: Any) -> Any:
+        raise DeadlineExceeded("the query reached its 30 s deadline (30.2 s elapsed)")
+
+    def down(*args: Any, **kwargs: Any) -> Any:
+        raise LLMError("anthropic:m: provider still failing after 5 attempts: HTTP 529")
+
+    monkeypatch.setattr(service, "query", late)
+    response = client.post("/v1/trees/demo/query", json={"question": "where is main"})
+    assert response.status_code == 504 and error(response)["type"] == "timeout"
+    assert "30 s deadline" in error(response)["message"]
+    monkeypatch.setattr(service, "query", down)
+    response = client.post("/v1/trees/demo/query", json={"question": "where is main"})
+    assert response.status_code == 502 and error(response)["type"] == "upstream"
 
 
 def test_wall_time_limit(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -149,6 +149,11 @@ def _mode_table() -> dict[str, Mode]:
             {"retry-after-ms": "1"},
         ),
         "status_500": lambda p, b: Reply({"error": {"type": "api_error", "message": "boom"}}, 500),
+        "status_500_escapes": lambda p, b: Reply(
+            {"error": {"type": "api_error", "message": "a \x1b[31mred\x1b[0m\nerror: forged\x07"}},
+            500,
+            {"retry-after-ms": "1"},
+        ),
         "status_529": lambda p, b: Reply(
             {"error": {"type": "overloaded_error", "message": "overloaded"}}, 529
         ),

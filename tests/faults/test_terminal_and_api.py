@@ -4,7 +4,10 @@ errors; read-only commands create nothing; long questions go through stdin or a 
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -20,6 +23,7 @@ from treeseek.llm.scripted import ScriptedNavigator, ScriptedReply
 from treeseek.search.base import MAX_QUESTION_CHARS
 
 app = load_commands()
+SRC = Path(__file__).resolve().parents[2] / "src"
 #: anything a terminal would act on
 RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
@@ -64,6 +68,26 @@ def test_query_trace_prints_no_raw_escape_sequences(
         )  # fmt: skip
         assert code == 0, out
         assert not RAW_CONTROL.search(out), (mode, out)
+
+
+def test_llm_retry_warnings_on_stderr_are_sanitized(
+    cli_db: str, hostile_server: HostileServer, tmp_path: Path
+) -> None:
+    """The retry warnings are log records: with no handler, Python's last-resort one wrote
+    them raw, so a provider's error message could recolour the terminal or forge an
+    ``error:`` line with a newline (the final error line was sanitized already)."""
+    hostile_server.mode = "status_500_escapes"
+    env = {**os.environ, "PYTHONPATH": str(SRC), "TREESEEK_LLM_RETRIES": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "treeseek", "query", TREE, "q", "--db", cli_db, "--strategy",
+         "beam", "--llm", f"openai-compatible:m@{hostile_server.url}/v1"],
+        capture_output=True, text=True, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 1
+    assert "attempt 1 failed" in proc.stderr  # the warning is shown
+    assert not RAW_CONTROL.search(proc.stderr), proc.stderr
+    lines = proc.stderr.splitlines()
+    assert [ln for ln in lines if ln.startswith("error:")] == [lines[-1]]  # no forged line
 
 
 def test_question_from_stdin_and_file(cli_db: str, tmp_path: Path) -> None:

@@ -205,6 +205,20 @@ def test_timeout_then_success(server: LoopbackServer) -> None:
     assert any("timeout" in n.lower() for n in reply.notes)
 
 
+def test_the_call_timeout_bounds_a_trickling_body(server: LoopbackServer) -> None:
+    # headers at once, then one byte every 20 ms (~7 s for the body): each socket read is
+    # quick, so only a bound on the whole attempt stops it at the 0.3 s call timeout; the
+    # attempt is retried, and the answer is the second reply's
+    policy = RetryPolicy(timeout_s=0.3, max_retries=2, base_delay_s=0.001)
+    server.queue(
+        Reply(anthropic_tool_reply(["n3"], False), trickle_s=0.02),
+        Reply(anthropic_tool_reply(["n2"], True)),
+    )
+    reply = nav(server, policy).rank(make_request())
+    assert reply.ranked_ids == ["n2"]
+    assert any("end of the call's timeout" in n for n in reply.notes)
+
+
 def test_persistent_timeouts_raise(server: LoopbackServer) -> None:
     # the server would answer every call, but only after 5 s: each attempt must time out at
     # 0.2 s (a late answer would be a success, not an LLMError), and there are exactly

@@ -14,6 +14,7 @@ import importlib.util
 import json
 import os
 import sys
+import threading
 import types
 from pathlib import Path
 from typing import Any
@@ -22,9 +23,10 @@ import pytest
 from typer.testing import CliRunner
 
 from treeseek.cli.app import load_commands
-from treeseek.errors import ConfigError
+from treeseek.errors import ConfigError, DeadlineExceeded, LLMError
 from treeseek.llm import local
 from treeseek.llm.base import Candidate, RankRequest, Segment
+from treeseek.llm.deadline import Deadline
 from treeseek.llm.local import (
     MODELS,
     BundledModel,
@@ -117,6 +119,19 @@ def test_chunked_model_is_assembled_once_and_checked(
     assert path.is_relative_to(tmp_path / "cache")
     mtime = path.stat().st_mtime_ns
     assert bundled_model_path(model) == path and path.stat().st_mtime_ns == mtime
+
+
+def test_a_cache_dir_that_cannot_hold_the_model_is_a_config_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Assembling the chunks failed with a bare OSError (a traceback through the API, an
+    error line without a way out on the CLI): it names the directory and the variable."""
+    model = _chunked(tmp_path, monkeypatch, [b"GGUF" + b"a" * 10, b"b" * 7])
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the cache directory should be")
+    monkeypatch.setenv(local.CACHE_ENV, str(blocker / "cache"))
+    with pytest.raises(ConfigError, match=r"cannot assemble .* set TREESEEK_MODEL_CACHE"):
+        bundled_model_path(model)
 
 
 def test_chunked_model_with_a_corrupt_chunk_errors(
@@ -363,3 +378,63 @@ def test_bundled_model_with_a_wrong_sha256_errors(
     monkeypatch.setattr(local, "_verified", {})
     with pytest.raises(ConfigError, match="sha256"):
         navigator_from_spec(f"local:{SMALLEST}", env={})
+
+
+class _ClockAdvancingLock:
+    """The model's lock, as a call that waited for others sees it: the query's (fake) clock
+    has moved ``wait_s`` on by the time the lock is held."""
+
+    def __init__(self, clock: list[float], wait_s: float) -> None:
+        self.clock, self.wait_s = clock, wait_s
+        self.inner = threading.Lock()
+
+    def __enter__(self) -> None:
+        self.inner.acquire()
+        self.clock[0] += self.wait_s
+
+    def __exit__(self, *exc: object) -> None:
+        self.inner.release()
+
+
+@slow
+def test_a_call_that_waited_for_the_model_past_the_deadline_does_not_start(
+    nav: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Block's parallel block calls queue on the one model: the deadline was checked before
+    the wait only, so calls queued behind others started after it (each up to minutes of
+    CPU: a llama.cpp call cannot be cut)."""
+    now = [100.0]
+    deadline = Deadline(30.0, clock=lambda: now[0])
+    monkeypatch.setattr(nav.model, "lock", _ClockAdvancingLock(now, 45.0))
+    request = dataclasses.replace(_request("where is module 2 defined"), deadline=deadline)
+    with pytest.raises(DeadlineExceeded, match="30 s deadline"):
+        nav.rank(request)
+
+
+@slow
+def test_a_question_longer_than_the_context_is_one_clear_line(nav: Any) -> None:
+    """llama.cpp's own message ends with "try increasing it", which a user of --llm local
+    cannot do: the error says what happened and what to do in treeseek's terms."""
+    request = _request("why does the session lose its cookies on a redirect " * 1200)
+    with pytest.raises(LLMError) as caught:
+        nav.rank(request)
+    message = str(caught.value)
+    assert "does not fit the 8,192-token context" in message
+    assert "the question is most of it: shorten it" in message
+    assert "increasing" not in message and "\n" not in message
+
+
+@slow
+def test_too_many_candidates_for_the_context_say_so(nav: Any) -> None:
+    """Beam asks about every child of the open directories in one call: a directory of 3,000
+    files does not fit, and the advice is Block, not a shorter question."""
+    candidates = tuple(
+        Candidate(f"n{i}", f"src/pkg/module_number_{i}_handler.py", "file") for i in range(3000)
+    )
+    listing = "".join(f"- id: {c.id}\n  path: {c.path}\n" for c in candidates)
+    request = RankRequest((), f"Query: module 7\n{listing}", "module 7", candidates, 3)
+    with pytest.raises(LLMError) as caught:
+        nav.rank(request)
+    message = str(caught.value)
+    assert "3,000 candidates are too many" in message and "--strategy block" in message
+    assert "shorten" not in message

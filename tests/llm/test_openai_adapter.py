@@ -156,6 +156,19 @@ def test_timeout_then_success(server: LoopbackServer) -> None:
     assert any("timeout" in n.lower() for n in reply.notes)
 
 
+def test_the_call_timeout_bounds_a_trickling_body(server: LoopbackServer) -> None:
+    # each socket read is quick (a byte every 20 ms): only a bound on the whole attempt
+    # stops it at the call timeout, without a query deadline
+    policy = RetryPolicy(timeout_s=0.3, max_retries=2, base_delay_s=0.001)
+    server.queue(
+        Reply(openai_reply(rank_args(["n3"])), trickle_s=0.02),
+        Reply(openai_reply(rank_args(["n2"]))),
+    )
+    reply = nav(server, policy).rank(make_request())
+    assert reply.ranked_ids == ["n2"]
+    assert any("end of the call's timeout" in n for n in reply.notes)
+
+
 def test_invalid_arguments_json_falls_back_to_text_json(server: LoopbackServer) -> None:
     server.queue(
         Reply(openai_reply("{ranked_ids: [n1", content='{"ranked_ids": ["n3"], "done": "false"}'))

@@ -11,7 +11,7 @@ import treeseek
 from treeseek.database import Database
 from treeseek.errors import LLMError
 from treeseek.index.code_hook import CodeIndexHook
-from treeseek.llm.base import Navigator, RankReply, RankRequest, Usage
+from treeseek.llm.base import Navigator, RankReply, RankRequest, Usage, add_usage_spent
 from treeseek.llm.lexical import LexicalNavigator
 from treeseek.llm.scripted import ScriptedNavigator, ScriptedReply
 from treeseek.llm.tokens import count_tokens
@@ -119,6 +119,21 @@ def test_fallback_to_flat_order_when_the_navigator_fails(db: Database, exc: Exce
     assert nav.calls == 1
     assert _paths(result) == _flat_order(db)
     assert any("flat order" in e for e in result.trace.events)
+
+
+def test_a_failed_call_still_counts_the_reply_it_paid_for(db: Database) -> None:
+    """A provider reply without a rank call (paid for), then a corrective call that fails:
+    flat's order stands, and the first reply's tokens are in the usage."""
+    exc = LLMError("provider still failing after 5 attempts")
+    add_usage_spent(exc, Usage(1, 700, output_tokens=12))
+    result = RerankRetriever().retrieve(_ctx(db, Failing(exc)), QUERY, QueryOptions(k=10))
+    assert _paths(result) == _flat_order(db)
+    assert (result.usage.calls, result.usage.input_tokens, result.usage.output_tokens) == (
+        1,
+        700,
+        12,
+    )
+    assert result.trace.rounds[0].usage.input_tokens == 700
 
 
 def test_fallback_on_an_empty_or_unusable_reply(db: Database) -> None:

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from treeseek.cli.common import handle_errors
+from treeseek.cli.common import handle_errors, install_log_handler
 
 
 class _HandledGroup(TyperGroup):
@@ -73,4 +73,5 @@ def load_commands() -> typer.Typer:
 
 
 def main() -> None:
+    install_log_handler()
     load_commands()()

@@ -19,6 +19,7 @@ import dataclasses
 import enum
 import gc
 import json
+import logging
 import re
 import sys
 from collections.abc import Iterator, Sequence
@@ -130,6 +131,33 @@ def one_line(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+
+
+class TerminalLogHandler(logging.Handler):
+    """treeseek's log warnings on stderr, through :func:`display_text` like every other text
+    the CLI prints. Without a handler Python's last-resort one wrote them raw: a provider's
+    error message (an LLM retry warning) could recolour the terminal or fake an ``error:``
+    line with a newline."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = display_text(record.getMessage())
+            if record.exc_info:
+                trace = self.formatter or logging.Formatter()
+                text += "\n" + display_text(
+                    trace.formatException(record.exc_info), keep_newlines=True
+                )
+            sys.stderr.write(text + "\n")
+            sys.stderr.flush()
+        except Exception:
+            self.handleError(record)
+
+
+def install_log_handler() -> None:
+    """Show treeseek's warnings (and worse) on stderr, sanitized (once per process)."""
+    logger = logging.getLogger("treeseek")
+    if not any(isinstance(h, TerminalLogHandler) for h in logger.handlers):
+        logger.addHandler(TerminalLogHandler(logging.WARNING))
 
 
 def usage_error(message: str) -> NoReturn:

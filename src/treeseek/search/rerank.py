@@ -29,13 +29,14 @@ from dataclasses import dataclass
 
 from treeseek.code.conventions import code_content
 from treeseek.code.model import Symbol, SymbolKind
-from treeseek.llm.base import Candidate, RankRequest, Segment, Usage
+from treeseek.errors import DeadlineExceeded
+from treeseek.llm.base import Candidate, RankRequest, Segment, Usage, usage_spent
 from treeseek.llm.prices import estimate_cost
 from treeseek.llm.tokens import count_tokens
 from treeseek.search.base import FileHit, QueryOptions, Result, Retriever, SearchContext
 from treeseek.search.flat.flat import FlatRetriever
 from treeseek.search.results import attach_contents
-from treeseek.search.trace import BlockTrace, RoundTrace, Trace
+from treeseek.search.trace import DEADLINE_STOP, BlockTrace, RoundTrace, Trace
 
 log = logging.getLogger("treeseek.search")
 
@@ -177,6 +178,7 @@ class RerankRetriever(Retriever):
         }
         order = list(head)
         usage = Usage()
+        cut = False  # the query's deadline passed: flat's order stands for the rest
         segments = (Segment(INSTRUCTIONS, cache=True),)
         for i, (start, end) in enumerate(self._windows(len(order)) if len(order) > 1 else []):
             window = order[start:end]
@@ -191,6 +193,7 @@ class RerankRetriever(Retriever):
                 query=query,
                 candidates=tuple(Candidate(e.alias, e.hit.path, "file") for e in shown),
                 pick_limit=len(shown),
+                deadline=ctx.deadline,  # the query's deadline and per-call timeout
             )
             block = BlockTrace(
                 candidate_set=[e.hit.node_id for e in shown],
@@ -213,6 +216,9 @@ class RerankRetriever(Retriever):
                 trace.events.append(f"call {i + 1}: navigator failed; flat order kept")
                 log.warning("rerank: navigator failed: %s", exc)
                 reply = None
+                block.usage = usage_spent(exc)  # a reply it paid for before failing
+                usage = usage + block.usage
+                cut = isinstance(exc, DeadlineExceeded)
             llm_s = time.perf_counter() - call_started
             by_alias = {e.alias: e.hit for e in shown}
             ranked = [by_alias[a] for a in (reply.ranked_ids if reply else []) if a in by_alias]
@@ -245,12 +251,18 @@ class RerankRetriever(Retriever):
                     visible_count=len(shown),
                 )
             )
+            if cut:
+                break
         final = (order + rest)[: options.k]
         for rank, hit in enumerate(final):
             hit.score = 1.0 / (1 + rank)
         trace.paths.update({h.node_id: h.path for h in order + final})
         trace.usage = usage
-        trace.stop_reason = f"{len(head)} flat files reranked in {len(trace.rounds)} call(s)"
+        trace.stop_reason = (
+            DEADLINE_STOP
+            if cut
+            else f"{len(head)} flat files reranked in {len(trace.rounds)} call(s)"
+        )
         trace.wall_s = round(time.perf_counter() - started, 4)
         files = attach_contents(ctx.store, ctx.tree.name, final, options)
         return Result(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from treeseek.llm.base import Navigator, Usage
+from treeseek.llm.base import Navigator, Usage, add_usage_spent
 from treeseek.llm.prices import estimate_cost
 from treeseek.search.base import FileHit, QueryOptions, Result
 from treeseek.search.trace import Trace
@@ -59,6 +59,21 @@ def file_hits(view: TreeView, node_ids: Sequence[str], options: QueryOptions) ->
     return attach_contents(view.store, view.tree, hits, options)
 
 
+def trace_usage(trace: Trace) -> Usage:
+    """What a tree search's LLM calls spent: its rounds', and those of a round the deadline
+    cut (:attr:`Trace.cut_usage`)."""
+    usage = trace.cut_usage
+    for rnd in trace.rounds:
+        usage = usage + rnd.usage
+    return usage
+
+
+def failed_search(exc: BaseException, trace: Trace) -> None:
+    """Record on ``exc``, a tree search's failure, what its calls had spent
+    (:func:`treeseek.llm.base.usage_spent`), so a failed query still reports its cost."""
+    add_usage_spent(exc, trace_usage(trace))
+
+
 def finish(
     view: TreeView,
     top_candidate_ids: Sequence[str],
@@ -67,9 +82,7 @@ def finish(
     trace: Trace,
 ) -> Result:
     """Assemble the Result: files with contents, summed usage and the estimated cost."""
-    usage = Usage()
-    for rnd in trace.rounds:
-        usage = usage + rnd.usage
+    usage = trace_usage(trace)
     trace.usage = usage
     return Result(
         files=file_hits(view, top_candidate_ids, options),

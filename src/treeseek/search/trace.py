@@ -67,6 +67,8 @@ class Trace:
     params: dict[str, Any] = field(default_factory=dict)  # b, k, p, tau, ranker, cache ...
     usage: Usage = field(default_factory=Usage)
     wall_s: float = 0.0
+    #: the calls of a round the deadline cut (paid for, their answers unused): in ``usage``
+    cut_usage: Usage = field(default_factory=Usage)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

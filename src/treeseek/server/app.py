@@ -31,6 +31,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import treeseek
 from treeseek.errors import TreeseekError
+from treeseek.llm.deadline import resolve_deadline_s
 from treeseek.server import models as m
 from treeseek.service import Jobs, Service, error_kind
 from treeseek.service.core import error_message
@@ -52,6 +53,7 @@ _STATUS = {
     "limit": 413,
     "unavailable": 503,
     "upstream": 502,
+    "timeout": 504,
     "internal": 500,
 }
 
@@ -298,6 +300,11 @@ def create_app(service: Service, *, token: str | None = None, jobs: Jobs | None 
         budget = body.budget
         if body.disclose is not None:
             options["disclose"] = body.disclose
+        # the request ends at the wall-time limit (a 504, the worker thread abandoned): the
+        # query's LLM calls end there too, not at its own later deadline (paid, unread)
+        deadline = resolve_deadline_s(options.get("deadline_s"))
+        if deadline is None or deadline > seconds:
+            options["deadline_s"] = seconds
         return await run(
             lambda: service.query(
                 tree, body.question, k=body.k, budget=budget, content=body.content, **options

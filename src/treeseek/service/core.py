@@ -25,6 +25,7 @@ from treeseek.database import Database, normalize_query_path
 from treeseek.errors import (
     BuildError,
     ConfigError,
+    DeadlineExceeded,
     LLMError,
     NodeNotFound,
     PathError,
@@ -144,7 +145,7 @@ def error_message(exc: BaseException) -> str:
 
 def error_kind(exc: BaseException) -> str:
     """The category of an error: ``not_found``, ``ambiguous``, ``bad_request``, ``limit``,
-    ``unavailable``, ``upstream`` or ``internal``."""
+    ``unavailable``, ``upstream``, ``timeout`` (a query past its deadline) or ``internal``."""
     if type(exc).__name__ == "AmbiguousSymbol":
         return "ambiguous"
     if isinstance(exc, TreeNotFound | NodeNotFound):
@@ -155,6 +156,8 @@ def error_kind(exc: BaseException) -> str:
         return "bad_request"
     if isinstance(exc, LLMError):
         return "upstream"
+    if isinstance(exc, DeadlineExceeded):  # waiting for the LLM, not a bad request
+        return "timeout"
     if isinstance(exc, StoreError):
         return "unavailable"
     if isinstance(exc, TreeseekError):

@@ -12,11 +12,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
-from treeseek.errors import DeadlineExceeded
-from treeseek.llm.base import Candidate, RankRequest
+from treeseek.errors import DeadlineExceeded, LLMError
+from treeseek.llm.base import Candidate, RankRequest, usage_spent
 from treeseek.llm.tokens import count_tokens
 from treeseek.search.base import QueryOptions, Result, Retriever, SearchContext
-from treeseek.search.results import finish
+from treeseek.search.results import failed_search, finish
 from treeseek.search.trace import DEADLINE_STOP, BlockTrace, RoundTrace, Trace
 from treeseek.search.tree.blocks import unique
 from treeseek.search.tree.prompts import FILESYSTEM_PROMPTS, PromptSet, render_beam_prompt
@@ -60,13 +60,22 @@ class BeamRetriever(Retriever):
         self.view = view  # document trees: a view that shows sections by their titles
 
     def retrieve(self, ctx: SearchContext, query: str, options: QueryOptions) -> Result:
+        trace = Trace(strategy=self.name, navigator=ctx.navigator.name)
+        try:
+            return self._search(ctx, query, options, trace)
+        except (LLMError, DeadlineExceeded) as exc:  # what the finished rounds spent counts
+            failed_search(exc, trace)
+            raise
+
+    def _search(
+        self, ctx: SearchContext, query: str, options: QueryOptions, trace: Trace
+    ) -> Result:
         started = time.perf_counter()
         view = self.view(ctx) if self.view is not None else TreeView(ctx.store, ctx.tree.name)
         b = options.beam_width or DEFAULT_BEAM_WIDTH
         k = options.k
         p = max(b, k)
         max_depth = ctx.tree.max_depth if options.max_depth is None else options.max_depth
-        trace = Trace(strategy=self.name, navigator=ctx.navigator.name)
         trace.params = {"b": b, "k": k, "p": p, "max_depth": max_depth}
         if self.hints:
             trace.params["hints"] = list(self.hints)
@@ -101,8 +110,9 @@ class BeamRetriever(Retriever):
             )
             try:
                 outcome = call_rank(ctx.navigator, request, {i: i for i in pool})
-            except DeadlineExceeded:
+            except DeadlineExceeded as exc:  # the round does not count; its calls were paid
                 trace.stop_reason = DEADLINE_STOP
+                trace.cut_usage = trace.cut_usage + usage_spent(exc)
                 break
             ranked = outcome.ids
             done_before = outcome.done

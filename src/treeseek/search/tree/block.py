@@ -18,12 +18,12 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from treeseek.errors import DeadlineExceeded
-from treeseek.llm.base import RankRequest
+from treeseek.errors import DeadlineExceeded, LLMError
+from treeseek.llm.base import RankRequest, Usage, add_usage_spent, usage_spent
 from treeseek.llm.tokens import count_tokens
 from treeseek.rank.paths import PathScorer
 from treeseek.search.base import QueryOptions, Result, Retriever, SearchContext
-from treeseek.search.results import finish
+from treeseek.search.results import failed_search, finish
 from treeseek.search.trace import DEADLINE_STOP, BlockTrace, RoundTrace, Trace
 from treeseek.search.tree.beam import after_deadline, past_deadline, tree_root_for
 from treeseek.search.tree.blocks import (
@@ -82,6 +82,9 @@ class BlockRetriever(Retriever):
         )
         try:
             return search.run()
+        except (LLMError, DeadlineExceeded) as exc:  # what the finished rounds spent counts
+            failed_search(exc, search.trace)
+            raise
         finally:
             search.close()
 
@@ -177,8 +180,9 @@ class _BlockSearch:
                 frontier, top, _done, finished = self._round(
                     t, round_started, frontier, visible, blocks, top, pick
                 )
-            except DeadlineExceeded:  # the round's calls ran out of time: it does not count
+            except DeadlineExceeded as exc:  # the round ran out of time: it does not count
                 self.trace.stop_reason = DEADLINE_STOP
+                self.trace.cut_usage = self.trace.cut_usage + usage_spent(exc)
                 break
             if finished:
                 self.trace.stop_reason = "k files collected" if len(top) >= self.k else "done"
@@ -322,7 +326,23 @@ class _BlockSearch:
                 self._pool.submit(call_rank, navigator, r, m)
                 for r, m in zip(requests, maps, strict=True)
             ]
-            outcomes = [f.result() for f in futures]
+            outcomes = []
+            failure: Exception | None = None
+            others = Usage()  # what the other calls spent, should one fail
+            for future in futures:  # wait for every call: each is bounded by the deadline
+                try:
+                    outcome = future.result()
+                except Exception as exc:
+                    if failure is None:
+                        failure = exc
+                    else:
+                        others = others + usage_spent(exc)
+                    continue
+                outcomes.append(outcome)
+                others = others + outcome.usage
+            if failure is not None:  # the round fails, but its finished calls were paid for
+                add_usage_spent(failure, others)
+                raise failure
         return outcomes, time.perf_counter() - started
 
     def _record(
