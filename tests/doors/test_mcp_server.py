@@ -501,3 +501,52 @@ def test_a_tree_whose_directory_is_gone_is_not_told_to_call_index(tmp_path: Path
             assert "1. pkg/a.py" in found  # the stored copy still answers
 
         run(session, server)
+
+
+def _ledger_tree(root: Path) -> None:
+    """Files of many short lines: what line numbers and span headers add weighs most."""
+    root.mkdir()
+    for n in range(6):
+        body = "".join(
+            f"def ledger_entry_{n}_{m}(ledger, amount):\n"
+            + "".join(f"    ledger.post(amount, {i})  # ledger balance\n" for i in range(12))
+            + "    return ledger\n\n\n"
+            for m in range(8)
+        )
+        (root / f"ledger_{n}.py").write_text(f'"""Ledger {n}."""\n\n\n{body}')
+
+
+def test_a_budgeted_search_answer_fits_its_budget_as_shown(tmp_path: Path) -> None:
+    """``budget`` bounds the answer the agent reads: the spans with their line numbers and
+    headers (it bounded the spans' text alone, and the answer shown ran 25-35% over it)."""
+    from treeseek.llm.tokens import count_tokens
+
+    root = tmp_path / "ledger"
+    _ledger_tree(root)
+    db_path = tmp_path / "b.db"
+    with treeseek.open(db_path) as db:
+        db.index(root, name="ledger")
+        server = build_server(Service(db))
+
+        async def session(client: Client) -> None:
+            for budget in (300, 1500, 4000):
+                found = await client.call_tool(
+                    "search",
+                    {"tree": "ledger", "question": "ledger post balance", "budget": budget},
+                )
+                answer = text(found)
+                assert not found.is_error, answer
+                shown = count_tokens(answer)
+                assert shown <= budget, (budget, shown)
+                assert shown > budget * 0.8, (budget, shown)  # not starved either
+                head = answer.splitlines()[0]
+                assert head.endswith(f" · {shown}/{budget} tokens"), head
+            tiny = text(
+                await client.call_tool(
+                    "search", {"tree": "ledger", "question": "ledger post balance", "budget": 30}
+                )
+            )
+            assert count_tokens(tiny) <= 30 or "no span fits in 30 tokens" in tiny, tiny
+            assert "no matching code" not in tiny, tiny  # the files match; the budget is small
+
+        run(session, server)

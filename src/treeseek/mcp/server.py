@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 import treeseek
 from treeseek.errors import ConfigError, TreeseekError
+from treeseek.llm.tokens import count_tokens
 from treeseek.service import Jobs, Service, error_kind
 from treeseek.service.core import error_message, number_lines
 from treeseek.service.encoding import utf8_text
@@ -88,15 +89,23 @@ def render_search(answer: dict[str, Any]) -> str:
     lines = [head]
     lines += [f"note: {note}" for note in answer.get("notes") or ()]
     if answer.get("context") is not None:
-        budget = answer.get("budget") or {}
-        lines[0] += f" · {budget.get('used', '?')}/{budget.get('limit', '?')} tokens"
+        limit = (answer.get("budget") or {}).get("limit", "?")
         for span in answer["context"]:
             symbol = f"  {span['symbol']}" if span.get("symbol") else ""
             lines.append(f"\n== {span['path']}:{span['start_line']}-{span['end_line']}{symbol}")
             if span.get("text") is not None:
                 lines.append(number_lines(span["text"], span["start_line"]))
-        if not answer["context"]:
+        if not answer["context"] and answer.get("files"):
+            lines.append(f"no span fits in {limit} tokens: raise budget (budget=0: the files)")
+        elif not answer["context"]:
             lines.append("no matching code")
+        # the tokens of the whole answer as shown (first counted with the limit in the
+        # count's place: no fewer digits, so no fewer tokens)
+        head, used = lines[0], limit
+        for _ in range(2):  # then exact, with the count in its place
+            lines[0] = f"{head} · {used}/{limit} tokens"
+            used = count_tokens("\n".join(lines))
+        lines[0] = f"{head} · {used}/{limit} tokens"
         return "\n".join(lines)
     for rank, hit in enumerate(answer["files"], 1):
         score = f" ({hit['score']:.3f})" if hit.get("score") is not None else ""
@@ -186,10 +195,11 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
         language: str | None = None,
     ) -> str:
         """Find the code that answers a question (an issue's text works) in a tree: the
-        line spans that answer it, numbered, within `budget` tokens (default 4000) from the k
-        best files; `budget=0` lists the files with their best line range instead. `path`
-        keeps files under a directory, `language` files of one language (python, ...); with
-        either, the answer is the file list."""
+        line spans that answer it, numbered, from the k best files, the whole answer within
+        `budget` tokens (default 4000; its header says how many it took); `budget=0` lists
+        the files with their best line range instead. `path` keeps files under a directory,
+        `language` files of one language (python, ...); with either, the answer is the file
+        list."""
         if budget < 0:
             raise ToolError(f"error: budget must be >= 0 (0: the file list), got {budget}")
         filtered = bool(path or language)
@@ -205,6 +215,7 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
                 question,
                 k=wanted,
                 budget=spans,
+                shown=lambda data: count_tokens(render_search(data)),
                 strategy=strategy,
                 content=False,
                 path_prefix=prefix,

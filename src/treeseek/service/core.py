@@ -392,11 +392,14 @@ class Service:
         k: int = 10,
         budget: int | None = None,
         content: bool = False,
+        shown: Callable[[dict[str, Any]], int] | None = None,
         **options: Any,
     ) -> dict[str, Any]:
         """The files that answer ``question`` (``options``: QueryOptions fields such as
         ``strategy``, ``ranker``, ``hints``), with the tree's freshness and ``notes``: what
-        the answer could not do as asked (what the CLI says on stderr)."""
+        the answer could not do as asked (what the CLI says on stderr). ``shown``: with a
+        budget, the tokens of the answer as a door shows it (a budgeted answer's dict ->
+        tokens): the spans are selected so that this, not only their text, fits the budget."""
         self.check_question(question)
         _limit("k", k, self.limits.max_k)
         _limit("budget", budget, self.limits.max_budget)
@@ -404,7 +407,11 @@ class Service:
         options = {key: value for key, value in options.items() if value is not None}
         answer: dict[str, Any] = {"tree": tree, "query": question}
         if budget is not None or options.get("disclose") is not None:
-            data, notes = self._budgeted(tree, question, k, budget, options)
+            measure: Callable[[dict[str, Any]], int] | None = None
+            if shown is not None:  # the whole answer as shown: its header too
+                fresh = self.freshness(tree, info=info).to_dict()
+                measure = lambda data: shown({**answer, **data, "freshness": fresh})  # noqa: E731
+            data, notes = self._budgeted(tree, question, k, budget, options, measure)
         else:
             result = self.db.query(
                 tree, question, navigator=self.navigator, k=k, include_content=content, **options
@@ -420,17 +427,35 @@ class Service:
         return answer
 
     def _budgeted(
-        self, tree: str, question: str, k: int, budget: int | None, options: dict[str, Any]
+        self,
+        tree: str,
+        question: str,
+        k: int,
+        budget: int | None,
+        options: dict[str, Any],
+        shown: Callable[[dict[str, Any]], int] | None = None,
     ) -> tuple[dict[str, Any], list[Any]]:
         """The budgeted context and the notes of the query under it (one snapshot, as
-        ``db.query(budget=)`` does)."""
+        ``db.query(budget=)`` does); with ``shown``, selected again under a smaller budget
+        while the answer as shown is over ``budget`` (line numbers and headers add a quarter
+        to a third to the spans' text)."""
         disclose = options.pop("disclose", None) or "spans"
         with self.db.snapshot():
             result = self.db.query(
                 tree, question, navigator=self.navigator, k=k, include_content=False, **options
             )
             ctx = self.db.disclose(tree, result, disclose, budget=budget, query=question)
-        data: dict[str, Any] = ctx.to_dict()
+            data: dict[str, Any] = ctx.to_dict()
+            if shown is not None and budget is not None:
+                limit, tries = budget, 0
+                said = [str(note) for note in result.trace.params.get("notes") or []]
+                while (used := shown({**data, "notes": said})) > budget and limit > 1 and tries < 8:
+                    tries += 1  # proportional first, then by the excess (at least 1 less)
+                    cut = limit * budget // used if tries <= 3 else limit - (used - budget)
+                    limit = max(1, min(cut, limit - 1))
+                    ctx = self.db.disclose(tree, result, disclose, budget=limit, query=question)
+                    data = ctx.to_dict()
+                data["budget"]["limit"] = budget
         return data, list(result.trace.params.get("notes") or [])
 
     # -- files ---------------------------------------------------------------------------
