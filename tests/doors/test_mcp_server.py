@@ -550,3 +550,47 @@ def test_a_budgeted_search_answer_fits_its_budget_as_shown(tmp_path: Path) -> No
             assert "no matching code" not in tiny, tiny  # the files match; the budget is small
 
         run(session, server)
+
+
+def test_read_of_a_file_changed_on_disk_says_so(tmp_path: Path) -> None:
+    """An agent edits a file, then reads it back through treeseek: the answer is the stored
+    copy, and it said nothing (the lines it asked for were the old ones). read, find_symbol
+    and outline say the file changed (or is gone) since it was indexed, until it is
+    re-indexed."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    source = root / "calc.py"
+    source.write_text("def add(a, b):\n    return a + b\n")
+    (root / "other.py").write_text("def keep():\n    return 1\n")
+    db_path = tmp_path / "c.db"
+    with treeseek.open(db_path) as db:
+        db.index(root, name="proj")
+        server = build_server(Service(db, freshness_ttl=0))
+
+        async def session(client: Client) -> None:
+            calls: list[tuple[str, dict[str, Any]]] = [
+                ("read", {"tree": "proj", "path": "calc.py", "start": 1, "end": 2}),
+                ("find_symbol", {"tree": "proj", "name": "add"}),
+                ("outline", {"tree": "proj", "path": "calc.py"}),
+            ]
+            for tool, args in calls:  # fresh: no note
+                assert "since it was indexed" not in text(await client.call_tool(tool, args))
+            source.write_text("# a comment first\ndef add(a, b):\n    return b + a\n")
+            for tool, args in calls:
+                answer = text(await client.call_tool(tool, args))
+                head = answer.splitlines()[0] if tool != "outline" else answer
+                assert "the file changed on disk since it was indexed" in head, answer
+                assert "call index" in head, answer
+            other = text(await client.call_tool("read", {"tree": "proj", "path": "other.py"}))
+            assert "since it was indexed" not in other  # only the changed file says so
+            source.unlink()
+            gone = text(await client.call_tool(*calls[0]))
+            assert "the file is gone from disk since it was indexed" in gone, gone
+            source.write_text("# a comment first\ndef add(a, b):\n    return b + a\n")
+            assert not (await client.call_tool("index", {"tree": "proj"})).is_error
+            after = text(await client.call_tool("find_symbol", {"tree": "proj", "name": "add"}))
+            assert "since it was indexed" not in after and after.startswith(
+                "calc.py::add  calc.py:2-3"
+            ), after
+
+        run(session, server)

@@ -234,7 +234,7 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
         """Read a file of a tree (as indexed), or lines start..end (1-based, inclusive), with
         line numbers; a long answer is cut (5,000 lines, 100,000 characters) and its header
         says where to read on."""
-        data = await _call(lambda: service.read(tree, path, start, end))
+        data = await _call(lambda: _with_disk(service, tree, service.read(tree, path, start, end)))
         head = f"{data['path']}:{data['start_line']}-{data['end_line']} of {data['total_lines']}"
         if data["first_line"] != 1:  # a document section, in its document's line numbers
             head += f" (lines {data['first_line']}-{data['first_line'] + data['total_lines'] - 1})"
@@ -242,16 +242,23 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
             head += f" ({data['note']})"
         elif data["truncated"]:
             head += " (truncated: ask for a range)"
-        return head + "\n" + number_lines(data["text"], data["start_line"])
+        return head + _disk_note(data) + "\n" + number_lines(data["text"], data["start_line"])
 
     @server.tool(annotations=READ_ONLY, structured_output=False)
     async def outline(tree: str, path: str) -> str:
         """The symbols of a file (or of every file under a directory): name paths, kinds,
         signatures and line ranges, without the code."""
-        data = await _call(lambda: service.outline(tree, path))
+
+        def run() -> dict[str, Any]:
+            data = service.outline(tree, path)
+            for file in data["files"]:
+                file["disk"] = service.on_disk(tree, file["path"])
+            return data
+
+        data = await _call(run)
         lines: list[str] = []
         for file in data["files"]:
-            lines.append(f"{file['path']}")
+            lines.append(f"{file['path']}{_disk_note(file)}")
             for item in file["items"]:
                 indent = "  " * (1 + item.get("depth", 0))
                 doc = f"  # {item['doc']}" if item.get("doc") else ""
@@ -266,12 +273,13 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
         """Find a symbol by name path (`path/to/file.py::Class.method`) or a unique short name
         (`Class.method`, `function`), and show its code with line numbers. An ambiguous
         name lists the candidates."""
-        data = await _call(lambda: service.find_symbol(tree, name))
+        data = await _call(lambda: _with_disk(service, tree, service.find_symbol(tree, name)))
         head = f"{data['name_path']}  {data['path']}:{data['start_line']}-{data['end_line']}"
         if data.get("kind"):
             head += f"  {data['kind']}"
         if code and data.get("note"):
             head += f" ({data['note']})"
+        head += _disk_note(data)
         if not code or data.get("text") is None:
             return head
         return head + "\n" + number_lines(data["text"], data["start_line"])
@@ -342,6 +350,21 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
             if tool.name == name:
                 _add_enum(tool.parameters["properties"][argument], list(allowed))
     return server
+
+
+def _with_disk(service: Service, tree: str, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` (a file's answer) with ``disk``: whether its file changed since indexed."""
+    data["disk"] = service.on_disk(tree, data["path"])
+    return data
+
+
+def _disk_note(data: dict[str, Any]) -> str:
+    """What a file's answer says when the file changed on disk since it was indexed (the
+    answer is the stored copy: its lines may no longer be the file's)."""
+    state = {"changed": "changed on disk", "gone": "is gone from disk"}.get(data.get("disk") or "")
+    if state is None:
+        return ""
+    return f" (stored copy: the file {state} since it was indexed; call index)"
 
 
 def _add_enum(schema: dict[str, Any], allowed: list[str]) -> None:

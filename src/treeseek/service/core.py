@@ -518,6 +518,17 @@ class Service:
         }
 
     @reading
+    def on_disk(self, tree: str, path: str) -> str | None:
+        """Whether the stored file ``path`` of a directory tree changed on disk since the
+        tree was indexed: ``"changed"``, ``"gone"``, or None (unchanged, or nothing to
+        compare: a git tree, a document, a directory)."""
+        from treeseek.index.freshness import file_on_disk
+
+        info = self.db.tree(tree)
+        layout = self._layout(info)
+        return None if layout is None else file_on_disk(info, layout, path)
+
+    @reading
     def languages(self, tree: str, paths: Sequence[str]) -> dict[str, str | None]:
         """The language each of ``paths`` (files of ``tree``) is parsed as: what the code
         index stored (a C++ header named ``.h`` is cpp), else its extension's (None: none)."""
