@@ -594,3 +594,48 @@ def test_read_of_a_file_changed_on_disk_says_so(tmp_path: Path) -> None:
             ), after
 
         run(session, server)
+
+
+def test_an_outline_fits_its_budget_and_says_what_it_left_out(tmp_path: Path) -> None:
+    """outline of a directory had no bound but the server's (100,000 tokens): pytest's
+    ``src/_pytest`` was one 68,000-token answer. It takes ``budget`` (tokens of the answer as
+    shown); what does not fit is named (the files left out by subdirectory) with what to ask
+    for instead."""
+    from treeseek.llm.tokens import count_tokens
+
+    root = tmp_path / "ledger"
+    _ledger_tree(root)
+    for sub in ("audit", "report"):
+        (root / sub).mkdir()
+        for n in range(3):
+            (root / sub / f"{sub}_{n}.py").write_text(
+                "".join(f"def {sub}_step_{n}_{m}(x):\n    return x\n\n\n" for m in range(20))
+            )
+    db_path = tmp_path / "o.db"
+    with treeseek.open(db_path) as db:
+        db.index(root, name="ledger")
+        server = build_server(Service(db))
+
+        async def session(client: Client) -> None:
+            whole = text(await client.call_tool("outline", {"tree": "ledger", "path": ""}))
+            assert "more files" not in whole and "report/report_2.py" in whole
+            cut = text(
+                await client.call_tool("outline", {"tree": "ledger", "path": "", "budget": 300})
+            )
+            assert count_tokens(cut) <= 300, count_tokens(cut)
+            last = cut.splitlines()[-1]
+            assert "more files" in last and "audit/ (2)" in last and "report/ (3)" in last, cut
+            assert cut.splitlines()[-2].startswith("  ... 5 more symbols from L61 on"), cut
+            assert "raise budget" in last, last
+            one = text(
+                await client.call_tool(
+                    "outline", {"tree": "ledger", "path": "audit/audit_0.py", "budget": 100}
+                )
+            )
+            assert count_tokens(one) <= 100, count_tokens(one)
+            assert one.splitlines()[-1].startswith("  ... 1"), one  # symbols left out, said
+            assert "more symbols from L" in one.splitlines()[-1], one
+            refused = await client.call_tool("outline", {"tree": "ledger", "path": "", "budget": 5})
+            assert refused.is_error and "at least 100 tokens" in text(refused)
+
+        run(session, server)

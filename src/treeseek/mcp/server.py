@@ -115,6 +115,86 @@ def render_search(answer: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _outline_lines(file: dict[str, Any]) -> list[str]:
+    lines = [f"{file['path']}{_disk_note(file)}"]
+    for item in file["items"]:
+        indent = "  " * (1 + item.get("depth", 0))
+        doc = f"  # {item['doc']}" if item.get("doc") else ""
+        lines.append(
+            f"{indent}L{item['start_line']}-{item['end_line']} {item['kind']} "
+            f"{item['signature'] or item['name_path'].split('::')[-1]}{doc}"
+        )
+    return lines
+
+
+def render_outline(data: dict[str, Any], budget: int) -> str:
+    """An outline as text within ``budget`` tokens: whole files while they fit (the first
+    cut to its first symbols when it alone does not), then one line naming what was left
+    out and what to ask for instead."""
+    base = data.get("path") or ""
+    files = data["files"]
+    blocks = [_outline_lines(file) for file in files]
+    costs = [count_tokens("\n".join(block)) + 1 for block in blocks]
+    taken, used = 0, 0
+    while taken < len(files) and used + costs[taken] <= budget:
+        used += costs[taken]
+        taken += 1
+    if taken == len(files):
+        return "\n".join(line for block in blocks for line in block)
+    while taken and used + count_tokens(_left_out(base, files[taken:], budget)) > budget:
+        taken -= 1  # room for the line that says what was left out
+        used -= costs[taken]
+    out = [line for block in blocks[:taken] for line in block]
+    if taken == 0:  # the first file alone does not fit: its first symbols, and where on
+        items = files[0]["items"]
+        room = budget - count_tokens(_left_out(base, files[1:], budget)) if files[1:] else budget
+        keep = len(items)
+        while keep > 0:
+            rest = items[keep:]
+            shown = [*blocks[0][: 1 + keep], _more_symbols(rest)]
+            if count_tokens("\n".join(shown)) + 1 <= room:
+                break
+            keep -= 1
+        out = [*blocks[0][: 1 + keep], _more_symbols(items[keep:])]
+        taken = 1
+    if files[taken:]:
+        out.append(_left_out(base, files[taken:], budget - count_tokens("\n".join(out)) - 1))
+    return "\n".join(out)
+
+
+def _more_symbols(rest: list[dict[str, Any]]) -> str:
+    if not rest:
+        return "  ... (raise budget for the other files)"
+    return (
+        f"  ... {len(rest)} more symbols from L{rest[0]['start_line']} on: raise budget, or"
+        " read from there"
+    )
+
+
+def _left_out(base: str, files: list[dict[str, Any]], room: int) -> str:
+    """One line: the files an outline left out, grouped by their first directory under
+    ``base`` (``audit/ (3), report/ (3), ledger_5.py``), and what to ask for instead; as
+    many groups as fit ``room`` tokens."""
+    prefix = base.strip("/") + "/" if base.strip("/") else ""
+    groups: dict[str, int] = {}
+    for file in files:
+        rel = file["path"].removeprefix(prefix)
+        head, sep, _ = rel.partition("/")
+        key = f"{head}/" if sep else head
+        groups[key] = groups.get(key, 0) + 1
+    names = [f"{key} ({count})" if key.endswith("/") else key for key, count in groups.items()]
+    line = ""
+    for shown in range(min(len(names), 20), -1, -1):
+        more = f", ... {len(names) - shown} more" if shown < len(names) else ""
+        listed = f": {', '.join(names[:shown])}{more}" if shown else ""
+        line = (
+            f"... {len(files)} more files not shown (outline one of these, or raise budget){listed}"
+        )
+        if count_tokens(line) <= room:
+            break
+    return line
+
+
 def bad_arguments(exc: ValidationError) -> str:
     """The arguments a tool call got wrong, on one line (``question: Field required; k: ...``),
     without pydantic's multi-line report, its documentation links or the rejected values."""
@@ -245,9 +325,13 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
         return head + _disk_note(data) + "\n" + number_lines(data["text"], data["start_line"])
 
     @server.tool(annotations=READ_ONLY, structured_output=False)
-    async def outline(tree: str, path: str) -> str:
-        """The symbols of a file (or of every file under a directory): name paths, kinds,
-        signatures and line ranges, without the code."""
+    async def outline(tree: str, path: str, budget: int = 8000) -> str:
+        """The symbols of a file (or of every file under a directory, path "" for the whole
+        tree): kinds, signatures and line ranges, nested by class, without the code. The
+        answer stays within `budget` tokens (default 8000); what does not fit is named at
+        the end (files left out, by subdirectory) with what to ask for instead."""
+        if budget < 100:
+            raise ToolError(f"error: budget must be at least 100 tokens, got {budget}")
 
         def run() -> dict[str, Any]:
             data = service.outline(tree, path)
@@ -256,17 +340,7 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
             return data
 
         data = await _call(run)
-        lines: list[str] = []
-        for file in data["files"]:
-            lines.append(f"{file['path']}{_disk_note(file)}")
-            for item in file["items"]:
-                indent = "  " * (1 + item.get("depth", 0))
-                doc = f"  # {item['doc']}" if item.get("doc") else ""
-                lines.append(
-                    f"{indent}L{item['start_line']}-{item['end_line']} {item['kind']} "
-                    f"{item['signature'] or item['name_path'].split('::')[-1]}{doc}"
-                )
-        return "\n".join(lines) or "no symbols"
+        return render_outline(data, budget) or "no symbols"
 
     @server.tool(annotations=READ_ONLY, structured_output=False)
     async def find_symbol(tree: str, name: str, code: bool = True) -> str:
