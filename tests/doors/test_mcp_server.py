@@ -134,10 +134,16 @@ async def exercise(client: Client, project: Path) -> None:
 
     filtered = text(
         await client.call_tool(
-            "search", {"tree": "demo", "question": "user", "path": "app/api", "k": 5}
+            "search", {"tree": "demo", "question": "user", "path": "app/api", "k": 5, "budget": 0}
         )
     )
     assert [line.split()[1] for line in filtered.splitlines()[1:]] == ["app/api/users.py"]
+    scoped = text(
+        await client.call_tool("search", {"tree": "demo", "question": "user", "path": "app/api"})
+    )
+    assert [line for line in scoped.splitlines() if line.startswith("== ")] == [
+        "== app/api/users.py:1-12  app/api/users.py::get_user"
+    ], scoped
 
     spans = text(
         await client.call_tool(
@@ -395,21 +401,16 @@ def test_search_with_a_path_ranks_the_files_under_it(tmp_path: Path) -> None:
         server = build_server(Service(db))
 
         async def session(client: Client) -> None:
-            for budget in (0, 4000):  # with a filter the answer is the file list either way
-                found = await client.call_tool(
-                    "search",
-                    {
-                        "tree": "shop",
-                        "question": "widget price",
-                        "k": 1,
-                        "path": "tests",
-                        "budget": budget,
-                    },
-                )
-                assert not found.is_error, text(found)
-                assert text(found).splitlines()[1].startswith("1. tests/test_widget.py"), text(
-                    found
-                )
+            args = {"tree": "shop", "question": "widget price", "k": 1, "path": "tests"}
+            found = await client.call_tool("search", {**args, "budget": 0})
+            assert not found.is_error, text(found)
+            assert text(found).splitlines()[1].startswith("1. tests/test_widget.py"), text(found)
+            # with a budget (the default), the spans of the files under it, as unscoped
+            spans = await client.call_tool("search", args)
+            assert not spans.is_error, text(spans)
+            body = text(spans)
+            assert "\n== tests/test_widget.py:1-2" in body and "def test_price" in body, body
+            assert "== src/" not in body, body
 
         run(session, server)
 
@@ -431,12 +432,12 @@ def test_search_with_a_language_ranks_the_files_of_that_language(tmp_path: Path)
         server = build_server(Service(db))
 
         async def session(client: Client) -> None:
-            found = await client.call_tool(
-                "search",
-                {"tree": "app", "question": "widget price", "k": 1, "language": "javascript"},
-            )
+            args = {"tree": "app", "question": "widget price", "k": 1, "language": "javascript"}
+            found = await client.call_tool("search", {**args, "budget": 0})
             assert not found.is_error, text(found)
             assert text(found).splitlines()[1].startswith("1. widget.js"), text(found)
+            spans = text(await client.call_tool("search", args))
+            assert "\n== widget.js:1-1" in spans and ".py" not in spans, spans
 
         run(session, server)
 
@@ -467,6 +468,7 @@ def test_search_with_a_language_keeps_a_cpp_header_named_h(tmp_path: Path) -> No
                         "question": "formatter format_spec",
                         "k": 1,
                         "language": language,
+                        "budget": 0,
                     },
                 )
                 assert not found.is_error, text(found)

@@ -278,12 +278,17 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
         line spans that answer it, numbered, from the k best files, the whole answer within
         `budget` tokens (default 4000; its header says how many it took); `budget=0` lists
         the files with their best line range instead. `path` keeps files under a directory,
-        `language` files of one language (python, ...); with either, the answer is the file
-        list."""
+        `language` files of one language (python, ...)."""
         if budget < 0:
             raise ToolError(f"error: budget must be >= 0 (0: the file list), got {budget}")
         filtered = bool(path or language)
-        spans = budget if budget > 0 and not filtered else None
+        spans = budget if budget > 0 else None
+
+        def scope(paths: list[str]) -> list[str]:
+            """The ranked paths under `path`, of `language`, the first k."""
+            parsed = service.languages(tree, paths) if language else {}
+            kept = _filter([{"path": p} for p in paths], path, language, parsed)
+            return [hit["path"] for hit in kept[:k]]
 
         def run() -> dict[str, Any]:
             _check_filters(service, tree, path, language)
@@ -296,15 +301,15 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
                 k=wanted,
                 budget=spans,
                 shown=lambda data: count_tokens(render_search(data)),
+                scope=scope if filtered else None,
                 strategy=strategy,
                 content=False,
                 path_prefix=prefix,
                 language=language or None,
             )
             if filtered and answer.get("context") is None:
-                files = answer["files"]
-                parsed = service.languages(tree, [hit["path"] for hit in files]) if language else {}
-                answer["files"] = _filter(files, path, language, parsed)[:k]
+                kept = set(scope([hit["path"] for hit in answer["files"]]))
+                answer["files"] = [hit for hit in answer["files"] if hit["path"] in kept]
             return answer
 
         return render_search(await _call(run))

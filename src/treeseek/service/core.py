@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
@@ -393,13 +393,15 @@ class Service:
         budget: int | None = None,
         content: bool = False,
         shown: Callable[[dict[str, Any]], int] | None = None,
+        scope: Callable[[list[str]], list[str]] | None = None,
         **options: Any,
     ) -> dict[str, Any]:
         """The files that answer ``question`` (``options``: QueryOptions fields such as
         ``strategy``, ``ranker``, ``hints``), with the tree's freshness and ``notes``: what
         the answer could not do as asked (what the CLI says on stderr). ``shown``: with a
         budget, the tokens of the answer as a door shows it (a budgeted answer's dict ->
-        tokens): the spans are selected so that this, not only their text, fits the budget."""
+        tokens): the spans are selected so that this, not only their text, fits the budget.
+        ``scope``: with a budget, the ranked paths -> those whose spans the answer may hold."""
         self.check_question(question)
         _limit("k", k, self.limits.max_k)
         _limit("budget", budget, self.limits.max_budget)
@@ -411,7 +413,7 @@ class Service:
             if shown is not None:  # the whole answer as shown: its header too
                 fresh = self.freshness(tree, info=info).to_dict()
                 measure = lambda data: shown({**answer, **data, "freshness": fresh})  # noqa: E731
-            data, notes = self._budgeted(tree, question, k, budget, options, measure)
+            data, notes = self._budgeted(tree, question, k, budget, options, measure, scope)
         else:
             result = self.db.query(
                 tree, question, navigator=self.navigator, k=k, include_content=content, **options
@@ -434,6 +436,7 @@ class Service:
         budget: int | None,
         options: dict[str, Any],
         shown: Callable[[dict[str, Any]], int] | None = None,
+        scope: Callable[[list[str]], list[str]] | None = None,
     ) -> tuple[dict[str, Any], list[Any]]:
         """The budgeted context and the notes of the query under it (one snapshot, as
         ``db.query(budget=)`` does); with ``shown``, selected again under a smaller budget
@@ -444,6 +447,10 @@ class Service:
             result = self.db.query(
                 tree, question, navigator=self.navigator, k=k, include_content=False, **options
             )
+            if scope is not None:
+                kept = scope([hit.path for hit in result.files])
+                by_path = {hit.path: hit for hit in result.files}
+                result = replace(result, files=[by_path[p] for p in kept if p in by_path])
             ctx = self.db.disclose(tree, result, disclose, budget=budget, query=question)
             data: dict[str, Any] = ctx.to_dict()
             if shown is not None and budget is not None:
