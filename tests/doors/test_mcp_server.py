@@ -641,3 +641,27 @@ def test_an_outline_fits_its_budget_and_says_what_it_left_out(tmp_path: Path) ->
             assert refused.is_error and "at least 100 tokens" in text(refused)
 
         run(session, server)
+
+
+def test_errors_say_what_to_call_among_the_mcp_tools(db_path: Path) -> None:
+    """An agent on MCP cannot run `treeseek trees` or `treeseek show`, and has no tool that
+    "lists" a directory: the errors that said so name the tools it has."""
+    db = treeseek.open(db_path)
+    try:
+        server = build_server(Service(db))
+
+        async def session(client: Client) -> None:
+            for tool, args, needle in (
+                ("search", {"tree": "Demo", "question": "x"}, "call trees to list"),
+                ("read", {"tree": "demo", "path": "app/nope.py"}, "outline a directory"),
+                ("outline", {"tree": "demo", "path": "nope"}, "outline a directory"),
+                ("read", {"tree": "demo", "path": "app"}, "outline it to see"),
+            ):
+                failed = await client.call_tool(tool, args)
+                message = text(failed)
+                assert failed.is_error and needle in message, message
+                assert "`treeseek" not in message and "list it instead" not in message, message
+
+        run(session, server)
+    finally:
+        db.close()

@@ -8,6 +8,7 @@ worker thread, so a long index run never blocks the other tools.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -37,6 +38,26 @@ REFERENCE_KINDS = ("callers", "callees", "importers", "imports", "subclasses", "
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 
+#: what the library's errors advise on the command line -> what an MCP client can call
+_CLI_HINTS = (
+    (re.compile(r"; run `treeseek trees` to list the indexed trees$"), "; call trees to list them"),
+    (
+        re.compile(r"; use `treeseek show [^`]*`(?: to (?:see its paths|list it))?$"),
+        "; outline a directory (path '' for the whole tree) or search to find its paths",
+    ),
+    (
+        re.compile(r" is a directory, not a file; list it instead$"),
+        " is a directory, not a file; outline it to see its files and symbols",
+    ),
+)
+
+
+def _mcp_hint(message: str) -> str:
+    for pattern, hint in _CLI_HINTS:
+        message = pattern.sub(hint, message)
+    return message
+
+
 async def _call(fn: Callable[[], T]) -> T:
     """Run database work on a worker thread; errors become one-line tool errors."""
     try:
@@ -44,7 +65,8 @@ async def _call(fn: Callable[[], T]) -> T:
     except TreeseekError as exc:
         kind = error_kind(exc)
         prefix = {"not_found": "not found", "ambiguous": "ambiguous", "limit": "too large"}
-        raise ToolError(f"{prefix.get(kind, 'error')}: {error_message(exc)}") from exc
+        message = _mcp_hint(error_message(exc))
+        raise ToolError(f"{prefix.get(kind, 'error')}: {message}") from exc
     except Exception as exc:  # never take the server down
         raise ToolError(f"internal error ({type(exc).__name__}): {error_message(exc)}") from exc
 
