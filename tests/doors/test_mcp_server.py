@@ -665,3 +665,24 @@ def test_errors_say_what_to_call_among_the_mcp_tools(db_path: Path) -> None:
         run(session, server)
     finally:
         db.close()
+
+
+def test_an_outline_without_symbols_says_what_to_do(tmp_path: Path) -> None:
+    """outline of a Markdown file answered its bare path, and of a directory without code
+    'no symbols': the agent could not tell an empty answer from a failed one."""
+    root = tmp_path / "site"
+    (root / "docs").mkdir(parents=True)
+    (root / "docs" / "guide.md").write_text("# Guide\n\nRun it.\n")
+    (root / "main.py").write_text("def main():\n    return 0\n")
+    db_path = tmp_path / "d.db"
+    with treeseek.open(db_path) as db:
+        db.index(root, name="site")
+        server = build_server(Service(db))
+
+        async def session(client: Client) -> None:
+            one = text(await client.call_tool("outline", {"tree": "site", "path": "docs/guide.md"}))
+            assert one == "docs/guide.md  (no symbols: read it)", one
+            none = text(await client.call_tool("outline", {"tree": "site", "path": "docs"}))
+            assert none == "no code files under docs: read a file, or search", none
+
+        run(session, server)

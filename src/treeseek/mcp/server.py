@@ -367,7 +367,14 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
             return data
 
         data = await _call(run)
-        return render_outline(data, budget) or "no symbols"
+        if not data["files"]:
+            where = data.get("path") or "the tree"
+            return f"no code files under {where}: read a file, or search"
+        if len(data["files"]) == 1 and not data["files"][0]["items"]:
+            return (
+                f"{data['files'][0]['path']}  (no symbols: read it){_disk_note(data['files'][0])}"
+            )
+        return render_outline(data, budget)
 
     @server.tool(annotations=READ_ONLY, structured_output=False)
     async def find_symbol(tree: str, name: str, code: bool = True) -> str:
