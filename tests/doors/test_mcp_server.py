@@ -686,3 +686,34 @@ def test_an_outline_without_symbols_says_what_to_do(tmp_path: Path) -> None:
             assert none == "no code files under docs: read a file, or search", none
 
         run(session, server)
+
+
+def test_a_tree_search_strategy_without_an_llm_says_so(db_path: Path) -> None:
+    """``strategy`` had no listed values and no word on what it needs: an agent that asked
+    for ``auto`` (the first value the error lists) on a server without an LLM got the
+    lexical navigator's tree search, which matches words of paths only, and 'no files found'
+    for a question flat answers, with nothing saying why."""
+    db = treeseek.open(db_path)
+    try:
+        server = build_server(Service(db))
+
+        async def session(client: Client) -> None:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            schema = tools["search"].input_schema["properties"]["strategy"]
+            values = next(b for b in schema["anyOf"] if b.get("type") == "string")["enum"]
+            assert "flat" in values and "auto" in values and "block" in values
+            assert "without an LLM" in (tools["search"].description or "")
+            for strategy in ("auto", "block", "beam"):
+                answer = text(
+                    await client.call_tool(
+                        "search",
+                        {"tree": "demo", "question": "normalize", "strategy": strategy},
+                    )
+                )
+                assert "note: no LLM on this server" in answer, answer
+            flat = text(await client.call_tool("search", {"tree": "demo", "question": "normalize"}))
+            assert "no LLM" not in flat, flat
+
+        run(session, server)
+    finally:
+        db.close()

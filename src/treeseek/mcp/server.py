@@ -34,6 +34,9 @@ works); `outline` a file to see its symbols, `read` exact line ranges, `find_sym
 name path (path::Class.method) or a unique short name, and `references` to follow callers,
 callees and importers. `index` a directory to add or refresh a tree."""
 
+#: the strategies an LLM navigates (``auto`` is one of them); the lexical stand-in matches
+#: words of paths only
+LLM_SEARCHES = ("beam", "block")
 REFERENCE_KINDS = ("callers", "callees", "importers", "imports", "subclasses", "superclasses")
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
@@ -300,7 +303,9 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
         line spans that answer it, numbered, from the k best files, the whole answer within
         `budget` tokens (default 4000; its header says how many it took); `budget=0` lists
         the files with their best line range instead. `path` keeps files under a directory,
-        `language` files of one language (python, ...)."""
+        `language` files of one language (python, ...). Leave `strategy` unset (flat
+        retrieval, or auto with the server's LLM): auto, beam and block are tree searches an
+        LLM navigates, and without an LLM they match words of paths only."""
         if budget < 0:
             raise ToolError(f"error: budget must be >= 0 (0: the file list), got {budget}")
         filtered = bool(path or language)
@@ -332,6 +337,12 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
             if filtered and answer.get("context") is None:
                 kept = set(scope([hit["path"] for hit in answer["files"]]))
                 answer["files"] = [hit for hit in answer["files"] if hit["path"] in kept]
+            if answer.get("navigator") == "lexical" and answer.get("strategy") in LLM_SEARCHES:
+                answer["notes"] = [
+                    *answer.get("notes", []),
+                    f"no LLM on this server: {answer['strategy']} search navigated by words of"
+                    " paths only; leave strategy unset for flat retrieval",
+                ]
             return answer
 
         return render_search(await _call(run))
@@ -451,7 +462,13 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
     from treeseek.code.languages import SUPPORTED
 
     # what the tools accept, in their schemas (the checks are the tools' own)
-    choices = {("references", "kind"): REFERENCE_KINDS, ("search", "language"): sorted(SUPPORTED)}
+    from treeseek.search.strategy import strategies
+
+    choices = {
+        ("references", "kind"): REFERENCE_KINDS,
+        ("search", "language"): sorted(SUPPORTED),
+        ("search", "strategy"): strategies(),
+    }
     for tool in server._tool_manager.list_tools():
         tool.parameters["additionalProperties"] = False  # what call_tool enforces
         for (name, argument), allowed in choices.items():
