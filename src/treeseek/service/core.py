@@ -454,14 +454,30 @@ class Service:
             ctx = self.db.disclose(tree, result, disclose, budget=budget, query=question)
             data: dict[str, Any] = ctx.to_dict()
             if shown is not None and budget is not None:
-                limit, tries = budget, 0
                 said = [str(note) for note in result.trace.params.get("notes") or []]
-                while (used := shown({**data, "notes": said})) > budget and limit > 1 and tries < 8:
+
+                def select(limit: int) -> tuple[dict[str, Any], int]:
+                    ctx = self.db.disclose(tree, result, disclose, budget=limit, query=question)
+                    out: dict[str, Any] = ctx.to_dict()
+                    return out, shown({**out, "notes": said})
+
+                limit, over, tries = budget, budget, 0
+                used = shown({**data, "notes": said})
+                while used > budget and limit > 1 and tries < 8:
                     tries += 1  # proportional first, then by the excess (at least 1 less)
+                    over = limit
                     cut = limit * budget // used if tries <= 3 else limit - (used - budget)
                     limit = max(1, min(cut, limit - 1))
-                    ctx = self.db.disclose(tree, result, disclose, budget=limit, query=question)
-                    data = ctx.to_dict()
+                    data, used = select(limit)
+                for _ in range(2 if over > limit and used < budget * 0.9 else 0):
+                    middle = (limit + over) // 2  # a big span left out: try between
+                    if middle in (limit, over):
+                        break
+                    tried, tried_used = select(middle)
+                    if tried_used <= budget:
+                        limit, data, used = middle, tried, tried_used
+                    else:
+                        over = middle
                 data["budget"]["limit"] = budget
         return data, list(result.trace.params.get("notes") or [])
 
