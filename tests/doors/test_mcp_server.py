@@ -717,3 +717,37 @@ def test_a_tree_search_strategy_without_an_llm_says_so(db_path: Path) -> None:
         run(session, server)
     finally:
         db.close()
+
+
+def test_find_symbol_fits_its_budget_and_says_where_to_read_on(tmp_path: Path) -> None:
+    """find_symbol of a large class showed all of it: pylint's VariablesChecker was one
+    25,000-token answer. It takes ``budget`` (tokens as shown, 8,000 by default) and cuts at
+    a whole line, saying where to read on."""
+    from treeseek.llm.tokens import count_tokens
+
+    root = tmp_path / "big"
+    root.mkdir()
+    methods = "".join(
+        f"    def step_{n}(self, value):\n        return value + {n}  # step {n}\n\n"
+        for n in range(150)
+    )
+    (root / "engine.py").write_text(f"class Engine:\n    '''Runs steps.'''\n\n{methods}")
+    db_path = tmp_path / "f.db"
+    with treeseek.open(db_path) as db:
+        db.index(root, name="big")
+        server = build_server(Service(db))
+
+        async def session(client: Client) -> None:
+            whole = text(await client.call_tool("find_symbol", {"tree": "big", "name": "Engine"}))
+            assert "cut at line" not in whole and whole.endswith("# step 149"), whole[-200:]
+            args = {"tree": "big", "name": "Engine", "budget": 500}
+            cut = text(await client.call_tool("find_symbol", args))
+            assert count_tokens(cut) <= 500, count_tokens(cut)
+            head, *lines = cut.splitlines()
+            last = int(lines[-1].split(":", 1)[0])
+            assert f"(cut at line {last} to fit 500 tokens: read on with start={last + 1}" in head
+            assert "or outline the file" in head, head
+            refused = await client.call_tool("find_symbol", {**args, "budget": 10})
+            assert refused.is_error and "at least 100 tokens" in text(refused)
+
+        run(session, server)

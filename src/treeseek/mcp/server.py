@@ -220,6 +220,42 @@ def _left_out(base: str, files: list[dict[str, Any]], room: int) -> str:
     return line
 
 
+def render_symbol(data: dict[str, Any], code: bool, budget: int) -> str:
+    """find_symbol's answer: the name path and span, and the code within ``budget`` tokens
+    (cut at a whole line, saying where to read on)."""
+
+    def render(shown: int | None) -> str:
+        end = data["end_line"] if shown is None else data["start_line"] + shown - 1
+        head = f"{data['name_path']}  {data['path']}:{data['start_line']}-{end}"
+        if data.get("kind"):
+            head += f"  {data['kind']}"
+        if shown is not None:
+            head += (
+                f" (cut at line {end} to fit {budget} tokens: read on with start={end + 1}"
+                f" (it ends at line {data['symbol_end_line']}), or outline the file)"
+            )
+        elif code and data.get("note"):
+            head += f" ({data['note']})"
+        head += _disk_note(data)
+        if not code or data.get("text") is None:
+            return head
+        lines = data["text"].split("\n")
+        body = lines if shown is None else lines[:shown]
+        return head + "\n" + number_lines("\n".join(body), data["start_line"])
+
+    whole = render(None)
+    if not code or data.get("text") is None or count_tokens(whole) <= budget:
+        return whole
+    low, high = 0, len(data["text"].split("\n")) - 1  # lines shown: low fits, high + 1 not
+    while low < high:
+        middle = (low + high + 1) // 2
+        if count_tokens(render(middle)) <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    return render(max(low, 1))
+
+
 def bad_arguments(exc: ValidationError) -> str:
     """The arguments a tool call got wrong, on one line (``question: Field required; k: ...``),
     without pydantic's multi-line report, its documentation links or the rejected values."""
@@ -388,20 +424,15 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
         return render_outline(data, budget)
 
     @server.tool(annotations=READ_ONLY, structured_output=False)
-    async def find_symbol(tree: str, name: str, code: bool = True) -> str:
+    async def find_symbol(tree: str, name: str, code: bool = True, budget: int = 8000) -> str:
         """Find a symbol by name path (`path/to/file.py::Class.method`) or a unique short name
-        (`Class.method`, `function`), and show its code with line numbers. An ambiguous
-        name lists the candidates."""
+        (`Class.method`, `function`), and show its code with line numbers, within `budget`
+        tokens (default 8000: a longer symbol is cut at a whole line and says where to read
+        on). An ambiguous name lists the candidates."""
+        if budget < 100:
+            raise ToolError(f"error: budget must be at least 100 tokens, got {budget}")
         data = await _call(lambda: _with_disk(service, tree, service.find_symbol(tree, name)))
-        head = f"{data['name_path']}  {data['path']}:{data['start_line']}-{data['end_line']}"
-        if data.get("kind"):
-            head += f"  {data['kind']}"
-        if code and data.get("note"):
-            head += f" ({data['note']})"
-        head += _disk_note(data)
-        if not code or data.get("text") is None:
-            return head
-        return head + "\n" + number_lines(data["text"], data["start_line"])
+        return render_symbol(data, code, budget)
 
     @server.tool(annotations=READ_ONLY, structured_output=False)
     async def references(tree: str, name: str, kind: str = "callers", limit: int = 50) -> str:
