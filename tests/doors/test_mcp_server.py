@@ -751,3 +751,33 @@ def test_find_symbol_fits_its_budget_and_says_where_to_read_on(tmp_path: Path) -
             assert refused.is_error and "at least 100 tokens" in text(refused)
 
         run(session, server)
+
+
+def test_read_fits_its_budget_and_says_where_to_read_on(db_path: Path) -> None:
+    """read of a whole file was bounded only by 5,000 lines or 100,000 characters (pytest's
+    python.py: 20,851 tokens in one answer). It takes ``budget`` (tokens as shown, 8,000 by
+    default) and cuts at a whole line, saying where to read on."""
+    from treeseek.llm.tokens import count_tokens
+
+    db = treeseek.open(db_path)
+    try:
+        server = build_server(Service(db))
+
+        async def session(client: Client) -> None:
+            whole = text(await client.call_tool("read", {"tree": "demo", "path": "big.txt"}))
+            assert whole.startswith("big.txt:1-200 of 200\n") and "cut at" not in whole
+            args = {"tree": "demo", "path": "big.txt", "start": 11, "budget": 150}
+            cut = text(await client.call_tool("read", args))
+            assert count_tokens(cut) <= 150, count_tokens(cut)
+            head, *lines = cut.splitlines()
+            last = int(lines[-1].split(":", 1)[0])
+            assert head == (
+                f"big.txt:11-{last} of 200 (cut at line {last} to fit 150 tokens: read on with"
+                f" start={last + 1})"
+            ), head
+            refused = await client.call_tool("read", {**args, "budget": 10})
+            assert refused.is_error and "at least 100 tokens" in text(refused)
+
+        run(session, server)
+    finally:
+        db.close()

@@ -220,6 +220,44 @@ def _left_out(base: str, files: list[dict[str, Any]], room: int) -> str:
     return line
 
 
+def render_read(data: dict[str, Any], budget: int) -> str:
+    """read's answer: a header (the lines shown, of how many) and the numbered lines,
+    within ``budget`` tokens (cut at a whole line, saying where to read on)."""
+    lines = data["text"].split("\n")
+
+    def render(shown: int | None) -> str:
+        end = data["end_line"] if shown is None else data["start_line"] + shown - 1
+        head = f"{data['path']}:{data['start_line']}-{end} of {data['total_lines']}"
+        if data["first_line"] != 1:  # a document section, in its document's line numbers
+            head += f" (lines {data['first_line']}-{data['first_line'] + data['total_lines'] - 1})"
+        if shown is not None:
+            head += f" (cut at line {end} to fit {budget} tokens: read on with start={end + 1})"
+        elif data["note"]:
+            head += f" ({data['note']})"
+        elif data["truncated"]:
+            head += " (truncated: ask for a range)"
+        body = lines if shown is None else lines[:shown]
+        return head + _disk_note(data) + "\n" + number_lines("\n".join(body), data["start_line"])
+
+    return _fit(render, len(lines), budget)
+
+
+def _fit(render: Callable[[int | None], str], total: int, budget: int) -> str:
+    """``render(None)`` (all ``total`` lines) when it fits ``budget`` tokens, else
+    ``render(n)`` for the most lines ``n`` that fit (at least one)."""
+    whole = render(None)
+    if count_tokens(whole) <= budget:
+        return whole
+    low, high = 0, total - 1  # lines shown: low fits, high + 1 does not
+    while low < high:
+        middle = (low + high + 1) // 2
+        if count_tokens(render(middle)) <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    return render(max(low, 1))
+
+
 def render_symbol(data: dict[str, Any], code: bool, budget: int) -> str:
     """find_symbol's answer: the name path and span, and the code within ``budget`` tokens
     (cut at a whole line, saying where to read on)."""
@@ -243,17 +281,9 @@ def render_symbol(data: dict[str, Any], code: bool, budget: int) -> str:
         body = lines if shown is None else lines[:shown]
         return head + "\n" + number_lines("\n".join(body), data["start_line"])
 
-    whole = render(None)
-    if not code or data.get("text") is None or count_tokens(whole) <= budget:
-        return whole
-    low, high = 0, len(data["text"].split("\n")) - 1  # lines shown: low fits, high + 1 not
-    while low < high:
-        middle = (low + high + 1) // 2
-        if count_tokens(render(middle)) <= budget:
-            low = middle
-        else:
-            high = middle - 1
-    return render(max(low, 1))
+    if not code or data.get("text") is None:
+        return render(None)
+    return _fit(render, len(data["text"].split("\n")), budget)
 
 
 def bad_arguments(exc: ValidationError) -> str:
@@ -384,19 +414,21 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
         return render_search(await _call(run))
 
     @server.tool(annotations=READ_ONLY, structured_output=False)
-    async def read(tree: str, path: str, start: int | None = None, end: int | None = None) -> str:
+    async def read(
+        tree: str,
+        path: str,
+        start: int | None = None,
+        end: int | None = None,
+        budget: int = 8000,
+    ) -> str:
         """Read a file of a tree (as indexed), or lines start..end (1-based, inclusive), with
-        line numbers; a long answer is cut (5,000 lines, 100,000 characters) and its header
-        says where to read on."""
+        line numbers, within `budget` tokens (default 8000); a longer answer is cut at a
+        whole line (also at 5,000 lines, 100,000 characters) and its header says where to
+        read on."""
+        if budget < 100:
+            raise ToolError(f"error: budget must be at least 100 tokens, got {budget}")
         data = await _call(lambda: _with_disk(service, tree, service.read(tree, path, start, end)))
-        head = f"{data['path']}:{data['start_line']}-{data['end_line']} of {data['total_lines']}"
-        if data["first_line"] != 1:  # a document section, in its document's line numbers
-            head += f" (lines {data['first_line']}-{data['first_line'] + data['total_lines'] - 1})"
-        if data["note"]:
-            head += f" ({data['note']})"
-        elif data["truncated"]:
-            head += " (truncated: ask for a range)"
-        return head + _disk_note(data) + "\n" + number_lines(data["text"], data["start_line"])
+        return render_read(data, budget)
 
     @server.tool(annotations=READ_ONLY, structured_output=False)
     async def outline(tree: str, path: str, budget: int = 8000) -> str:
