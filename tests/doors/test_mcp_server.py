@@ -781,3 +781,25 @@ def test_read_fits_its_budget_and_says_where_to_read_on(db_path: Path) -> None:
         run(session, server)
     finally:
         db.close()
+
+
+def test_an_outline_over_the_server_limit_is_cut_not_refused(tmp_path: Path) -> None:
+    """outline of a whole large tree (pytest's: 185,116 tokens) was refused ('outline a
+    subdirectory') after it was built: with a budget the answer is its first files and the
+    rest by subdirectory, a map of the tree, for what the refusal had already paid."""
+    from treeseek.service import Limits
+
+    root = tmp_path / "ledger"
+    _ledger_tree(root)
+    db_path = tmp_path / "l.db"
+    with treeseek.open(db_path) as db:
+        db.index(root, name="ledger")
+        server = build_server(Service(db, limits=Limits(max_budget=300)))
+
+        async def session(client: Client) -> None:
+            cut = await client.call_tool("outline", {"tree": "ledger", "path": "", "budget": 250})
+            assert not cut.is_error, text(cut)
+            assert text(cut).splitlines()[-1].startswith("... "), text(cut)
+            assert "more files not shown" in text(cut), text(cut)
+
+        run(session, server)

@@ -438,9 +438,10 @@ def build_server(service: Service, jobs: Jobs | None = None) -> MCPServer:
         the end (files left out, by subdirectory) with what to ask for instead."""
         if budget < 100:
             raise ToolError(f"error: budget must be at least 100 tokens, got {budget}")
+        budget = min(budget, service.limits.max_budget)  # a server's own, lower, bound
 
         def run() -> dict[str, Any]:
-            data = service.outline(tree, path)
+            data = service.outline(tree, path, whole=False)  # cut to the budget below
             for file in data["files"]:
                 file["disk"] = service.on_disk(tree, file["path"])
             return data

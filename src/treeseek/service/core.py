@@ -605,13 +605,14 @@ class Service:
         }
 
     @reading
-    def outline(self, tree: str, path: str = "") -> dict[str, Any]:
+    def outline(self, tree: str, path: str = "", *, whole: bool = True) -> dict[str, Any]:
         """The symbols of a file, or of every code file under a directory; an outline of
         more tokens than the server's budget limit (a whole large tree's: MBs) is refused
-        with what to ask for instead."""
+        with what to ask for instead, unless ``whole`` is False (a door that shows only the
+        part that fits a budget of its own)."""
         outline = self.db.outline(tree, check_path(path))
         tokens = sum(f.tokens for f in outline.files)
-        if tokens > self.limits.max_budget:
+        if whole and tokens > self.limits.max_budget:
             where = f"{outline.path!r}" if outline.path else "the whole tree"
             raise LimitExceeded(
                 f"the outline of {where} is {tokens:,} tokens ({len(outline.files):,} files),"
