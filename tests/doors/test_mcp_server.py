@@ -134,10 +134,16 @@ async def exercise(client: Client, project: Path) -> None:
 
     filtered = text(
         await client.call_tool(
-            "search", {"tree": "demo", "question": "user", "path": "app/api", "k": 5}
+            "search", {"tree": "demo", "question": "user", "path": "app/api", "k": 5, "budget": 0}
         )
     )
     assert [line.split()[1] for line in filtered.splitlines()[1:]] == ["app/api/users.py"]
+    scoped = text(
+        await client.call_tool("search", {"tree": "demo", "question": "user", "path": "app/api"})
+    )
+    assert [line for line in scoped.splitlines() if line.startswith("== ")] == [
+        "== app/api/users.py:1-12  app/api/users.py::get_user"
+    ], scoped
 
     spans = text(
         await client.call_tool(
@@ -395,21 +401,16 @@ def test_search_with_a_path_ranks_the_files_under_it(tmp_path: Path) -> None:
         server = build_server(Service(db))
 
         async def session(client: Client) -> None:
-            for budget in (0, 4000):  # with a filter the answer is the file list either way
-                found = await client.call_tool(
-                    "search",
-                    {
-                        "tree": "shop",
-                        "question": "widget price",
-                        "k": 1,
-                        "path": "tests",
-                        "budget": budget,
-                    },
-                )
-                assert not found.is_error, text(found)
-                assert text(found).splitlines()[1].startswith("1. tests/test_widget.py"), text(
-                    found
-                )
+            args = {"tree": "shop", "question": "widget price", "k": 1, "path": "tests"}
+            found = await client.call_tool("search", {**args, "budget": 0})
+            assert not found.is_error, text(found)
+            assert text(found).splitlines()[1].startswith("1. tests/test_widget.py"), text(found)
+            # with a budget (the default), the spans of the files under it, as unscoped
+            spans = await client.call_tool("search", args)
+            assert not spans.is_error, text(spans)
+            body = text(spans)
+            assert "\n== tests/test_widget.py:1-2" in body and "def test_price" in body, body
+            assert "== src/" not in body, body
 
         run(session, server)
 
@@ -431,12 +432,12 @@ def test_search_with_a_language_ranks_the_files_of_that_language(tmp_path: Path)
         server = build_server(Service(db))
 
         async def session(client: Client) -> None:
-            found = await client.call_tool(
-                "search",
-                {"tree": "app", "question": "widget price", "k": 1, "language": "javascript"},
-            )
+            args = {"tree": "app", "question": "widget price", "k": 1, "language": "javascript"}
+            found = await client.call_tool("search", {**args, "budget": 0})
             assert not found.is_error, text(found)
             assert text(found).splitlines()[1].startswith("1. widget.js"), text(found)
+            spans = text(await client.call_tool("search", args))
+            assert "\n== widget.js:1-1" in spans and ".py" not in spans, spans
 
         run(session, server)
 
@@ -467,6 +468,7 @@ def test_search_with_a_language_keeps_a_cpp_header_named_h(tmp_path: Path) -> No
                         "question": "formatter format_spec",
                         "k": 1,
                         "language": language,
+                        "budget": 0,
                     },
                 )
                 assert not found.is_error, text(found)
@@ -499,5 +501,340 @@ def test_a_tree_whose_directory_is_gone_is_not_told_to_call_index(tmp_path: Path
                 assert f"{root} no longer exists" in answer, answer
                 assert "call index" not in answer and "()" not in answer, answer
             assert "1. pkg/a.py" in found  # the stored copy still answers
+
+        run(session, server)
+
+
+def _ledger_tree(root: Path) -> None:
+    """Files of many short lines: what line numbers and span headers add weighs most."""
+    root.mkdir()
+    for n in range(6):
+        body = "".join(
+            f"def ledger_entry_{n}_{m}(ledger, amount):\n"
+            + "".join(f"    ledger.post(amount, {i})  # ledger balance\n" for i in range(12))
+            + "    return ledger\n\n\n"
+            for m in range(8)
+        )
+        (root / f"ledger_{n}.py").write_text(f'"""Ledger {n}."""\n\n\n{body}')
+
+
+def test_a_budgeted_search_answer_fits_its_budget_as_shown(tmp_path: Path) -> None:
+    """``budget`` bounds the answer the agent reads: the spans with their line numbers and
+    headers (it bounded the spans' text alone, and the answer shown ran 25-35% over it)."""
+    from treeseek.llm.tokens import count_tokens
+
+    root = tmp_path / "ledger"
+    _ledger_tree(root)
+    db_path = tmp_path / "b.db"
+    with treeseek.open(db_path) as db:
+        db.index(root, name="ledger")
+        server = build_server(Service(db))
+
+        async def session(client: Client) -> None:
+            for budget in (300, 1500, 4000):
+                found = await client.call_tool(
+                    "search",
+                    {"tree": "ledger", "question": "ledger post balance", "budget": budget},
+                )
+                answer = text(found)
+                assert not found.is_error, answer
+                shown = count_tokens(answer)
+                assert shown <= budget, (budget, shown)
+                assert shown > budget * 0.8, (budget, shown)  # not starved either
+                head = answer.splitlines()[0]
+                assert head.endswith(f" · {shown}/{budget} tokens"), head
+            tiny = text(
+                await client.call_tool(
+                    "search", {"tree": "ledger", "question": "ledger post balance", "budget": 30}
+                )
+            )
+            assert count_tokens(tiny) <= 30 or "no span fits in 30 tokens" in tiny, tiny
+            assert "no matching code" not in tiny, tiny  # the files match; the budget is small
+
+        run(session, server)
+
+
+def test_read_of_a_file_changed_on_disk_says_so(tmp_path: Path) -> None:
+    """An agent edits a file, then reads it back through treeseek: the answer is the stored
+    copy, and it said nothing (the lines it asked for were the old ones). read, find_symbol
+    and outline say the file changed (or is gone) since it was indexed, until it is
+    re-indexed."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    source = root / "calc.py"
+    source.write_text("def add(a, b):\n    return a + b\n")
+    (root / "other.py").write_text("def keep():\n    return 1\n")
+    db_path = tmp_path / "c.db"
+    with treeseek.open(db_path) as db:
+        db.index(root, name="proj")
+        server = build_server(Service(db, freshness_ttl=0))
+
+        async def session(client: Client) -> None:
+            calls: list[tuple[str, dict[str, Any]]] = [
+                ("read", {"tree": "proj", "path": "calc.py", "start": 1, "end": 2}),
+                ("find_symbol", {"tree": "proj", "name": "add"}),
+                ("outline", {"tree": "proj", "path": "calc.py"}),
+            ]
+            for tool, args in calls:  # fresh: no note
+                assert "since it was indexed" not in text(await client.call_tool(tool, args))
+            source.write_text("# a comment first\ndef add(a, b):\n    return b + a\n")
+            for tool, args in calls:
+                answer = text(await client.call_tool(tool, args))
+                head = answer.splitlines()[0] if tool != "outline" else answer
+                assert "the file changed on disk since it was indexed" in head, answer
+                assert "call index" in head, answer
+            other = text(await client.call_tool("read", {"tree": "proj", "path": "other.py"}))
+            assert "since it was indexed" not in other  # only the changed file says so
+            source.unlink()
+            gone = text(await client.call_tool(*calls[0]))
+            assert "the file is gone from disk since it was indexed" in gone, gone
+            source.write_text("# a comment first\ndef add(a, b):\n    return b + a\n")
+            assert not (await client.call_tool("index", {"tree": "proj"})).is_error
+            after = text(await client.call_tool("find_symbol", {"tree": "proj", "name": "add"}))
+            assert "since it was indexed" not in after and after.startswith(
+                "calc.py::add  calc.py:2-3"
+            ), after
+
+        run(session, server)
+
+
+def test_an_outline_fits_its_budget_and_says_what_it_left_out(tmp_path: Path) -> None:
+    """outline of a directory had no bound but the server's (100,000 tokens): pytest's
+    ``src/_pytest`` was one 68,000-token answer. It takes ``budget`` (tokens of the answer as
+    shown); what does not fit is named (the files left out by subdirectory) with what to ask
+    for instead."""
+    from treeseek.llm.tokens import count_tokens
+
+    root = tmp_path / "ledger"
+    _ledger_tree(root)
+    for sub in ("audit", "report"):
+        (root / sub).mkdir()
+        for n in range(3):
+            (root / sub / f"{sub}_{n}.py").write_text(
+                "".join(f"def {sub}_step_{n}_{m}(x):\n    return x\n\n\n" for m in range(20))
+            )
+    db_path = tmp_path / "o.db"
+    with treeseek.open(db_path) as db:
+        db.index(root, name="ledger")
+        server = build_server(Service(db))
+
+        async def session(client: Client) -> None:
+            whole = text(await client.call_tool("outline", {"tree": "ledger", "path": ""}))
+            assert "more files" not in whole and "report/report_2.py" in whole
+            cut = text(
+                await client.call_tool("outline", {"tree": "ledger", "path": "", "budget": 300})
+            )
+            assert count_tokens(cut) <= 300, count_tokens(cut)
+            last = cut.splitlines()[-1]
+            assert "more files" in last and "audit/ (2)" in last and "report/ (3)" in last, cut
+            assert cut.splitlines()[-2].startswith("  ... 5 more symbols from L61 on"), cut
+            assert "raise budget" in last, last
+            one = text(
+                await client.call_tool(
+                    "outline", {"tree": "ledger", "path": "audit/audit_0.py", "budget": 100}
+                )
+            )
+            assert count_tokens(one) <= 100, count_tokens(one)
+            assert one.splitlines()[-1].startswith("  ... 1"), one  # symbols left out, said
+            assert "more symbols from L" in one.splitlines()[-1], one
+            refused = await client.call_tool("outline", {"tree": "ledger", "path": "", "budget": 5})
+            assert refused.is_error and "at least 100 tokens" in text(refused)
+
+        run(session, server)
+
+
+def test_errors_say_what_to_call_among_the_mcp_tools(db_path: Path) -> None:
+    """An agent on MCP cannot run `treeseek trees` or `treeseek show`, and has no tool that
+    "lists" a directory: the errors that said so name the tools it has."""
+    db = treeseek.open(db_path)
+    try:
+        server = build_server(Service(db))
+
+        async def session(client: Client) -> None:
+            for tool, args, needle in (
+                ("search", {"tree": "Demo", "question": "x"}, "call trees to list"),
+                ("read", {"tree": "demo", "path": "app/nope.py"}, "outline a directory"),
+                ("outline", {"tree": "demo", "path": "nope"}, "outline a directory"),
+                ("read", {"tree": "demo", "path": "app"}, "outline it to see"),
+            ):
+                failed = await client.call_tool(tool, args)
+                message = text(failed)
+                assert failed.is_error and needle in message, message
+                assert "`treeseek" not in message and "list it instead" not in message, message
+
+        run(session, server)
+    finally:
+        db.close()
+
+
+def test_an_outline_without_symbols_says_what_to_do(tmp_path: Path) -> None:
+    """outline of a Markdown file answered its bare path, and of a directory without code
+    'no symbols': the agent could not tell an empty answer from a failed one."""
+    root = tmp_path / "site"
+    (root / "docs").mkdir(parents=True)
+    (root / "docs" / "guide.md").write_text("# Guide\n\nRun it.\n")
+    (root / "main.py").write_text("def main():\n    return 0\n")
+    db_path = tmp_path / "d.db"
+    with treeseek.open(db_path) as db:
+        db.index(root, name="site")
+        server = build_server(Service(db))
+
+        async def session(client: Client) -> None:
+            one = text(await client.call_tool("outline", {"tree": "site", "path": "docs/guide.md"}))
+            assert one == "docs/guide.md  (no symbols: read it)", one
+            none = text(await client.call_tool("outline", {"tree": "site", "path": "docs"}))
+            assert none == "no code files under docs: read a file, or search", none
+
+        run(session, server)
+
+
+def test_a_tree_search_strategy_without_an_llm_says_so(db_path: Path) -> None:
+    """``strategy`` had no listed values and no word on what it needs: an agent that asked
+    for ``auto`` (the first value the error lists) on a server without an LLM got the
+    lexical navigator's tree search, which matches words of paths only, and 'no files found'
+    for a question flat answers, with nothing saying why."""
+    db = treeseek.open(db_path)
+    try:
+        server = build_server(Service(db))
+
+        async def session(client: Client) -> None:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            schema = tools["search"].input_schema["properties"]["strategy"]
+            values = next(b for b in schema["anyOf"] if b.get("type") == "string")["enum"]
+            assert "flat" in values and "auto" in values and "block" in values
+            assert "without an LLM" in (tools["search"].description or "")
+            for strategy in ("auto", "block", "beam"):
+                answer = text(
+                    await client.call_tool(
+                        "search",
+                        {"tree": "demo", "question": "normalize", "strategy": strategy},
+                    )
+                )
+                assert "note: no LLM on this server" in answer, answer
+            flat = text(await client.call_tool("search", {"tree": "demo", "question": "normalize"}))
+            assert "no LLM" not in flat, flat
+
+        run(session, server)
+    finally:
+        db.close()
+
+
+def test_find_symbol_fits_its_budget_and_says_where_to_read_on(tmp_path: Path) -> None:
+    """find_symbol of a large class showed all of it: pylint's VariablesChecker was one
+    25,000-token answer. It takes ``budget`` (tokens as shown, 8,000 by default) and cuts at
+    a whole line, saying where to read on."""
+    from treeseek.llm.tokens import count_tokens
+
+    root = tmp_path / "big"
+    root.mkdir()
+    methods = "".join(
+        f"    def step_{n}(self, value):\n        return value + {n}  # step {n}\n\n"
+        for n in range(150)
+    )
+    (root / "engine.py").write_text(f"class Engine:\n    '''Runs steps.'''\n\n{methods}")
+    db_path = tmp_path / "f.db"
+    with treeseek.open(db_path) as db:
+        db.index(root, name="big")
+        server = build_server(Service(db))
+
+        async def session(client: Client) -> None:
+            whole = text(await client.call_tool("find_symbol", {"tree": "big", "name": "Engine"}))
+            assert "cut at line" not in whole and whole.endswith("# step 149"), whole[-200:]
+            args = {"tree": "big", "name": "Engine", "budget": 500}
+            cut = text(await client.call_tool("find_symbol", args))
+            assert count_tokens(cut) <= 500, count_tokens(cut)
+            head, *lines = cut.splitlines()
+            last = int(lines[-1].split(":", 1)[0])
+            assert f"(cut at line {last} to fit 500 tokens: read on with start={last + 1}" in head
+            assert "or outline the file" in head, head
+            refused = await client.call_tool("find_symbol", {**args, "budget": 10})
+            assert refused.is_error and "at least 100 tokens" in text(refused)
+
+        run(session, server)
+
+
+def test_read_fits_its_budget_and_says_where_to_read_on(db_path: Path) -> None:
+    """read of a whole file was bounded only by 5,000 lines or 100,000 characters (pytest's
+    python.py: 20,851 tokens in one answer). It takes ``budget`` (tokens as shown, 8,000 by
+    default) and cuts at a whole line, saying where to read on."""
+    from treeseek.llm.tokens import count_tokens
+
+    db = treeseek.open(db_path)
+    try:
+        server = build_server(Service(db))
+
+        async def session(client: Client) -> None:
+            whole = text(await client.call_tool("read", {"tree": "demo", "path": "big.txt"}))
+            assert whole.startswith("big.txt:1-200 of 200\n") and "cut at" not in whole
+            args = {"tree": "demo", "path": "big.txt", "start": 11, "budget": 150}
+            cut = text(await client.call_tool("read", args))
+            assert count_tokens(cut) <= 150, count_tokens(cut)
+            head, *lines = cut.splitlines()
+            last = int(lines[-1].split(":", 1)[0])
+            assert head == (
+                f"big.txt:11-{last} of 200 (cut at line {last} to fit 150 tokens: read on with"
+                f" start={last + 1})"
+            ), head
+            refused = await client.call_tool("read", {**args, "budget": 10})
+            assert refused.is_error and "at least 100 tokens" in text(refused)
+
+        run(session, server)
+    finally:
+        db.close()
+
+
+def test_an_outline_over_the_server_limit_is_cut_not_refused(tmp_path: Path) -> None:
+    """outline of a whole large tree (pytest's: 185,116 tokens) was refused ('outline a
+    subdirectory') after it was built: with a budget the answer is its first files and the
+    rest by subdirectory, a map of the tree, for what the refusal had already paid."""
+    from treeseek.service import Limits
+
+    root = tmp_path / "ledger"
+    _ledger_tree(root)
+    db_path = tmp_path / "l.db"
+    with treeseek.open(db_path) as db:
+        db.index(root, name="ledger")
+        server = build_server(Service(db, limits=Limits(max_budget=300)))
+
+        async def session(client: Client) -> None:
+            cut = await client.call_tool("outline", {"tree": "ledger", "path": "", "budget": 250})
+            assert not cut.is_error, text(cut)
+            assert text(cut).splitlines()[-1].startswith("... "), text(cut)
+            assert "more files not shown" in text(cut), text(cut)
+
+        run(session, server)
+
+
+def test_an_outline_cut_to_a_budget_reads_no_further_than_the_server_limit(
+    tmp_path: Path,
+) -> None:
+    """The cut outline of a whole tree stops reading at the server's limit (a 47,000-file
+    tree's whole outline took 14 s and 1.3 GB to show 8,000 tokens of it): the files past it
+    are named, not outlined, and the answer still counts every file it left out."""
+    import re
+
+    from treeseek.service import Limits
+
+    root = tmp_path / "ledger"
+    _ledger_tree(root)
+    (root / "notes.txt").write_text("not code\n")
+    db_path = tmp_path / "l.db"
+    with treeseek.open(db_path) as db:
+        db.index(root, name="ledger")
+        service = Service(db, limits=Limits(max_budget=300))
+        data = service.outline("ledger", "", whole=False)
+        assert 1 <= len(data["files"]) < 6
+        assert len(data["files"]) + len(data["unread"]) == 6  # notes.txt is not code
+        assert not {f["path"] for f in data["files"]} & set(data["unread"])
+        server = build_server(service)
+
+        async def session(client: Client) -> None:
+            cut = text(
+                await client.call_tool("outline", {"tree": "ledger", "path": "", "budget": 250})
+            )
+            shown = {line.split()[0] for line in cut.splitlines() if line.startswith("ledger_")}
+            left = re.search(r"\.\.\. (\d+) more files not shown", cut)
+            assert left is not None, cut
+            assert len(shown) + int(left.group(1)) == 6, cut
 
         run(session, server)

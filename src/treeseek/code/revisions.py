@@ -26,16 +26,19 @@ from treeseek.code.conventions import is_data_file
 #: code index): overloads keep the implementation's plain name, C++ headers named .h parsed
 #: as C++, template/macro/function-pointer names, JS/TS exported and namespaced members,
 #: Java records and anonymous classes, Ruby ``class << self``, Rust attributes and ``mod``
-#: functions, and chunks of types whose methods come before them.
+#: functions, and chunks of types whose methods come before them. Revision 2 (JS/TS, Java,
+#: Rust): calls in a container that is not a symbol (an object literal's values, a namespace's
+#: statements, an anonymous class's initializers, an impl of another file's type) belong to
+#: the enclosing symbol or the module, not to the container's name, which no tool accepts.
 PARSER_REVISIONS: Mapping[str, int] = MappingProxyType(
     {
         "python": 1,
-        "javascript": 1,
-        "typescript": 1,
-        "tsx": 1,
+        "javascript": 2,
+        "typescript": 2,
+        "tsx": 2,
         "go": 1,
-        "rust": 1,
-        "java": 1,
+        "rust": 2,
+        "java": 2,
         "ruby": 1,
         "c": 1,
         "cpp": 1,

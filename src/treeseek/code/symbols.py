@@ -169,8 +169,11 @@ def _assemble(fam: str, src: Source, defs: list[_Def]) -> SymbolTable:
             for sym in table.symbols
         ]
         table.nodes = {_renamed(q, renames): n for q, n in table.nodes.items()}
-    table.owners = Owners.build(spans)
     known = {sym.qname for sym in table.symbols}
+    # code belongs to its innermost *symbol*: a container that is not one (a JS/TS object
+    # literal, a TypeScript namespace, a Java anonymous class) names nothing a caller id
+    # can be given back as, so what it holds outside its members is its enclosing symbol's
+    table.owners = Owners.build([span for span in spans if span[2] in known])
     for i, sym in enumerate(table.symbols):
         if sym.parent is None and "." in sym.qname and i not in unlinked:
             outer = sym.qname.rsplit(".", 1)[0]

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from treeseek.code.languages import language_for_path
 from treeseek.code.model import Symbol, SymbolKind, first_qname, symbol_id
 from treeseek.context.model import FileOutline, Outline, OutlineItem
 from treeseek.context.source import TreeSource
@@ -205,13 +206,25 @@ OUTLINE_BATCH = 500
 class OutlineTooLarge(ConfigError):
     """A directory's outline is over the tokens its caller allows (``max_tokens``)."""
 
-    def __init__(self, path: str, tokens: int, files: int, limit: int) -> None:
+    def __init__(
+        self,
+        path: str,
+        tokens: int,
+        files: int,
+        limit: int,
+        outlined: tuple[FileOutline, ...] = (),
+        unread: tuple[str, ...] = (),
+    ) -> None:
         where = f"{path!r}" if path else "the whole tree"
         super().__init__(
             f"the outline of {where} is over {limit:,} tokens ({tokens:,} in its first"
             f" {files:,} files)"
         )
         self.path, self.tokens, self.files, self.limit = path, tokens, files, limit
+        #: the files outlined before the limit was passed (the last one passed it), and the
+        #: paths not read after them whose language the code index parses (their symbols
+        #: were not read, so some may have none)
+        self.outlined, self.unread = outlined, unread
 
 
 def outline(
@@ -242,7 +255,7 @@ def outline(
     for start in range(0, len(paths), OUTLINE_BATCH):
         batch = paths[start : start + OUTLINE_BATCH]
         source.prefetch_symbols(batch)
-        for p in batch:
+        for at, p in enumerate(batch, start):
             if not source.symbols(p) and not _is_document(source, p):
                 source.release(p)
                 continue
@@ -250,5 +263,6 @@ def outline(
             source.release(p)  # its items hold what the outline needs of it
             tokens += files[-1].tokens
             if max_tokens is not None and tokens > max_tokens:
-                raise OutlineTooLarge(path, tokens, len(files), max_tokens)
+                unread = tuple(q for q in paths[at + 1 :] if language_for_path(q) is not None)
+                raise OutlineTooLarge(path, tokens, len(files), max_tokens, tuple(files), unread)
     return Outline(source.tree, path, tuple(files))

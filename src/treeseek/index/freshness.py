@@ -102,6 +102,22 @@ def tree_layout(store: Store, info: TreeInfo) -> TreeLayout:
     return TreeLayout(store.file_signatures(info.name), store.directory_paths(info.name))
 
 
+def file_on_disk(info: TreeInfo, layout: TreeLayout, path: str) -> str | None:
+    """Whether one stored file of a directory tree still is what was indexed: ``"changed"``
+    (its size or mtime differ), ``"gone"`` (no file there now), or None (unchanged, or not
+    a file the tree's freshness compares: a directory, a tree that is not a directory)."""
+    if info.source is not TreeSource.FILESYSTEM:
+        return None
+    signature = layout.files.get(path)
+    if signature is None:
+        return None
+    try:
+        st = os.stat(os.path.join(info.root, path), follow_symlinks=True)
+    except OSError:
+        return "gone"
+    return "changed" if signature and _signature(st) != signature else None
+
+
 def _signature(st: os.stat_result) -> str:
     # the filesystem builder's signature (treeseek.trees.filesystem)
     return f"{st.st_size}:{st.st_mtime_ns}"

@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
@@ -395,11 +395,16 @@ class Service:
         k: int = 10,
         budget: int | None = None,
         content: bool = False,
+        shown: Callable[[dict[str, Any]], int] | None = None,
+        scope: Callable[[list[str]], list[str]] | None = None,
         **options: Any,
     ) -> dict[str, Any]:
         """The files that answer ``question`` (``options``: QueryOptions fields such as
         ``strategy``, ``ranker``, ``hints``), with the tree's freshness and ``notes``: what
-        the answer could not do as asked (what the CLI says on stderr)."""
+        the answer could not do as asked (what the CLI says on stderr). ``shown``: with a
+        budget, the tokens of the answer as a door shows it (a budgeted answer's dict ->
+        tokens): the spans are selected so that this, not only their text, fits the budget.
+        ``scope``: with a budget, the ranked paths -> those whose spans the answer may hold."""
         self.check_question(question)
         _limit("k", k, self.limits.max_k)
         _limit("budget", budget, self.limits.max_budget)
@@ -407,7 +412,11 @@ class Service:
         options = {key: value for key, value in options.items() if value is not None}
         answer: dict[str, Any] = {"tree": tree, "query": question}
         if budget is not None or options.get("disclose") is not None:
-            data, notes = self._budgeted(tree, question, k, budget, options)
+            measure: Callable[[dict[str, Any]], int] | None = None
+            if shown is not None:  # the whole answer as shown: its header too
+                fresh = self.freshness(tree, info=info).to_dict()
+                measure = lambda data: shown({**answer, **data, "freshness": fresh})  # noqa: E731
+            data, notes = self._budgeted(tree, question, k, budget, options, measure, scope)
         else:
             result = self.db.query(
                 tree, question, navigator=self.navigator, k=k, include_content=content, **options
@@ -423,17 +432,56 @@ class Service:
         return answer
 
     def _budgeted(
-        self, tree: str, question: str, k: int, budget: int | None, options: dict[str, Any]
+        self,
+        tree: str,
+        question: str,
+        k: int,
+        budget: int | None,
+        options: dict[str, Any],
+        shown: Callable[[dict[str, Any]], int] | None = None,
+        scope: Callable[[list[str]], list[str]] | None = None,
     ) -> tuple[dict[str, Any], list[Any]]:
         """The budgeted context and the notes of the query under it (one snapshot, as
-        ``db.query(budget=)`` does)."""
+        ``db.query(budget=)`` does); with ``shown``, selected again under a smaller budget
+        while the answer as shown is over ``budget`` (line numbers and headers add a quarter
+        to a third to the spans' text)."""
         disclose = options.pop("disclose", None) or "spans"
         with self.db.snapshot():
             result = self.db.query(
                 tree, question, navigator=self.navigator, k=k, include_content=False, **options
             )
+            if scope is not None:
+                kept = scope([hit.path for hit in result.files])
+                by_path = {hit.path: hit for hit in result.files}
+                result = replace(result, files=[by_path[p] for p in kept if p in by_path])
             ctx = self.db.disclose(tree, result, disclose, budget=budget, query=question)
-        data: dict[str, Any] = ctx.to_dict()
+            data: dict[str, Any] = ctx.to_dict()
+            if shown is not None and budget is not None:
+                said = [str(note) for note in result.trace.params.get("notes") or []]
+
+                def select(limit: int) -> tuple[dict[str, Any], int]:
+                    ctx = self.db.disclose(tree, result, disclose, budget=limit, query=question)
+                    out: dict[str, Any] = ctx.to_dict()
+                    return out, shown({**out, "notes": said})
+
+                limit, over, tries = budget, budget, 0
+                used = shown({**data, "notes": said})
+                while used > budget and limit > 1 and tries < 8:
+                    tries += 1  # proportional first, then by the excess (at least 1 less)
+                    over = limit
+                    cut = limit * budget // used if tries <= 3 else limit - (used - budget)
+                    limit = max(1, min(cut, limit - 1))
+                    data, used = select(limit)
+                for _ in range(2 if over > limit and used < budget * 0.9 else 0):
+                    middle = (limit + over) // 2  # a big span left out: try between
+                    if middle in (limit, over):
+                        break
+                    tried, tried_used = select(middle)
+                    if tried_used <= budget:
+                        limit, data, used = middle, tried, tried_used
+                    else:
+                        over = middle
+                data["budget"]["limit"] = budget
         return data, list(result.trace.params.get("notes") or [])
 
     # -- files ---------------------------------------------------------------------------
@@ -496,6 +544,17 @@ class Service:
         }
 
     @reading
+    def on_disk(self, tree: str, path: str) -> str | None:
+        """Whether the stored file ``path`` of a directory tree changed on disk since the
+        tree was indexed: ``"changed"``, ``"gone"``, or None (unchanged, or nothing to
+        compare: a git tree, a document, a directory)."""
+        from treeseek.index.freshness import file_on_disk
+
+        info = self.db.tree(tree)
+        layout = self._layout(info)
+        return None if layout is None else file_on_disk(info, layout, path)
+
+    @reading
     def languages(self, tree: str, paths: Sequence[str]) -> dict[str, str | None]:
         """The language each of ``paths`` (files of ``tree``) is parsed as: what the code
         index stored (a C++ header named ``.h`` is cpp), else its extension's (None: none)."""
@@ -549,23 +608,32 @@ class Service:
         }
 
     @reading
-    def outline(self, tree: str, path: str = "") -> dict[str, Any]:
+    def outline(self, tree: str, path: str = "", *, whole: bool = True) -> dict[str, Any]:
         """The symbols of a file, or of every code file under a directory; an outline of
         more tokens than the server's budget limit (a whole large tree's: MBs) is refused
-        with what to ask for instead."""
+        with what to ask for instead; unless ``whole`` is False (a door that shows only the
+        part that fits a budget of its own): then it stops at that limit too, and ``unread``
+        lists the code and document files under ``path`` it did not outline."""
+        from treeseek.context.model import Outline
         from treeseek.context.outline import OutlineTooLarge
 
         limit = self.limits.max_budget
         try:  # stops at the file that takes it over the limit (not a whole tree's read)
             outline = self.db.outline(tree, check_path(path), max_tokens=limit)
         except OutlineTooLarge as exc:
+            if not whole:
+                data = Outline(tree, exc.path, exc.outlined).to_dict()
+                data["unread"] = list(exc.unread)
+                return data
             where = f"{exc.path!r}" if exc.path else "the whole tree"
             raise LimitExceeded(
                 f"the outline of {where} is over this server's limit of {limit:,} tokens"
                 f" ({exc.tokens:,} in its first {exc.files:,} files); outline a"
                 " subdirectory or a file (search finds where to look)"
             ) from None
-        data: dict[str, Any] = outline.to_dict()
+        data = outline.to_dict()
+        if not whole:
+            data["unread"] = []
         return data
 
     @reading
