@@ -613,7 +613,7 @@ class Service:
         more tokens than the server's budget limit (a whole large tree's: MBs) is refused
         with what to ask for instead; unless ``whole`` is False (a door that shows only the
         part that fits a budget of its own): then it stops at that limit too, and ``unread``
-        lists the code and document files under ``path`` it did not outline."""
+        lists the files under ``path`` in a parsed language that it did not read."""
         from treeseek.context.model import Outline
         from treeseek.context.outline import OutlineTooLarge
 
