@@ -111,8 +111,14 @@ def file_on_disk(info: TreeInfo, layout: TreeLayout, path: str) -> str | None:
     signature = layout.files.get(path)
     if signature is None:
         return None
+    return _file_state(os.path.join(info.root, path), signature)
+
+
+def _file_state(full_path: str, signature: str) -> str | None:
+    """``"gone"`` (nothing there now), ``"changed"`` (size or mtime differ from the stored
+    ``signature``; "" records none) or None: one stored file against the disk."""
     try:
-        st = os.stat(os.path.join(info.root, path), follow_symlinks=True)
+        st = os.stat(full_path, follow_symlinks=True)
     except OSError:
         return "gone"
     return "changed" if signature and _signature(st) != signature else None
@@ -161,17 +167,15 @@ def check_freshness(store: Store, info: TreeInfo, layout: TreeLayout | None = No
     paths: list[str] = []
     base = os.path.join(str(root), "")  # strings, not Path objects, for 7,000 joins
     for path, signature in layout.files.items():
-        try:
-            st = os.stat(base + path, follow_symlinks=True)
-        except OSError:
-            removed += 1
-            if len(paths) < SHOWN_PATHS:
-                paths.append(path)
+        state = _file_state(base + path, signature)
+        if state is None:
             continue
-        if signature and _signature(st) != signature:
+        if state == "gone":
+            removed += 1
+        else:
             changed += 1
-            if len(paths) < SHOWN_PATHS:
-                paths.append(path)
+        if len(paths) < SHOWN_PATHS:
+            paths.append(path)
     indexed_ns = int(info.updated_at.timestamp() * 1_000_000_000)
     own_dirs: dict[str, set[str]] = {}  # the database's side files, by real directory
     for own in store.local_files():
