@@ -109,9 +109,11 @@ class GitTreeBuilder(TreeBuilder, Closing):
         links = _Links(records, self._blobs.read) if has_links else None
         for record in records:
             if links is not None and record[0] == LINK_MODE and record[1] == "blob":
-                entry = links.entry(record, warnings)
-            else:
-                entry = self._entry(record, warnings)
+                resolved = links.resolve(record, warnings)
+                if resolved is None:
+                    continue
+                record = resolved
+            entry = self._entry(record, warnings)
             if entry is not None:
                 yield entry
 
@@ -167,7 +169,6 @@ class _Links:
     them in a checkout (every component, links to links, ``..``)."""
 
     def __init__(self, records: list[_Record], read: Callable[[str], bytes]) -> None:
-        self.read = read
         self.files = {r[4]: r for r in records if r[0] != LINK_MODE and r[1] == "blob"}
         self.dirs = {""}
         for r in records:
@@ -212,7 +213,10 @@ class _Links:
             pending = target.split("/") + pending  # relative to the link's directory: ``out``
         return "/".join(out), ""
 
-    def entry(self, record: _Record, warnings: SourceWarnings) -> SourceEntry | None:
+    def resolve(self, record: _Record, warnings: SourceWarnings) -> _Record | None:
+        """The link ``record`` as the file it leads to: the target's blob at the link's path
+        (its id signs it: the content is the target's); None, with a warning, when it leads
+        to no file of the commit."""
         path = record[4]
         real, why = self._real(path)
         if real is not None and real not in self.files:
@@ -224,16 +228,5 @@ class _Links:
         if real is None or why:
             warnings.add(f"{path}: {why}")
             return None
-        _mode, _kind, object_id, size, _ = self.files[real]
-        if not size.isdigit():
-            warnings.add(f"{path}: git cannot size blob {object_id} ({size}); kept without content")
-            return SourceEntry(
-                path, NodeType.FILE, signature=f"missing:{object_id}", problem="blob missing"
-            )
-        return SourceEntry(
-            path,
-            NodeType.FILE,
-            size=int(size),
-            signature=object_id,  # the target's: the content is the target's
-            read=functools.partial(self.read, object_id),
-        )
+        mode, kind, object_id, size, _ = self.files[real]
+        return mode, kind, object_id, size, path
